@@ -1,0 +1,504 @@
+"""The op table: each op is declared once (kernels per layout tuple, derivatives, traits).
+
+This module is the ONE place that picks a kernel, wraps payloads into Tensors, records graph
+nodes, and derives the in-place (``op_``) and ``out=`` variants from the functional op.
+
+Hot-path rules (PERF-NOTES.md, spike 1): no keyword arguments on the inner path, dtype identity
+checks, the all-strided kernel cached on the op object, outputs built with ``object.__new__``.
+"""
+
+import inspect
+
+from . import _dtype as D
+from ._backend import CPU, get_backend
+from ._device import CPU as CPU_DEVICE
+from ._layout import layout, sparse_coo, sparse_csr, strided
+from .autograd.grad_mode import GRAD_ENABLED
+from .autograd.graph import AccumulateGrad, Node, _init_node
+
+__all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
+
+SCALAR = layout("scalar")  # dispatch-key stand-in for a Python number operand
+Tensor = None  # set by _tensor.py (import cycle: Tensor methods forward to ops)
+_new = object.__new__
+_grad_enabled = GRAD_ENABLED.get
+
+_CONVERSION_HINT = {
+    sparse_coo: ".to_dense()",
+    sparse_csr: ".to_dense() (or .to_sparse_coo())",
+}
+
+
+class Op:
+    """One public op: its kernels per layout tuple and one derivative formula per input."""
+
+    __slots__ = (
+        "name", "inputs", "params", "kernels", "strided", "formulas", "node_cls",
+        "zero_preserving", "view", "saves",
+    )
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+    def kernel_for(self, key):
+        """The kernel for a tuple of layouts, or a NotImplementedError that teaches the fix."""
+        k = self.kernels.get(key)
+        if k is None and SCALAR in key:
+            k = self.kernels.get(tuple(strided if x is SCALAR else x for x in key))
+        if k is None:
+            raise NotImplementedError(missing_kernel_message(self, key))
+        return k
+
+
+def missing_kernel_message(op, key):
+    names = ", ".join(x.name for x in key)
+    sparse = [x for x in key if x in _CONVERSION_HINT]
+    if not sparse:
+        return f"{op.name}: not implemented for layouts ({names})."
+    if op.zero_preserving is False:
+        return (
+            f"{op.name}: not implemented for layouts ({names}): {op.name} does not map 0 to 0, so "
+            f"the result would be dense. sparsetorch never densifies silently; if that is what "
+            f"you want, call {_CONVERSION_HINT[sparse[0]]} on the sparse input first, e.g. "
+            f"x.to_dense().{op.name}()."
+        )
+    return (
+        f"{op.name}: not implemented for layouts ({names}). Convert the sparse input with "
+        f"{_CONVERSION_HINT[sparse[0]]} first."
+    )
+
+
+class OpNode(Node):
+    """Backward node of a table op: applies the op's formulas to the incoming gradient."""
+
+    __slots__ = ("needs", "saved", "meta")
+    op = None
+
+    def apply(self, grad_outputs):
+        if self._released:
+            raise RuntimeError(RELEASED_MESSAGE)
+        op = self.op
+        env = unpack_saved(self)
+        env["grad"] = grad_outputs[0]
+        out = []
+        for need, (f, names) in zip(self.needs, op.formulas):
+            out.append(f(*[env[n] for n in names]) if need else None)
+        return out
+
+    def release(self):
+        self.saved = None
+        self._released = True
+
+
+RELEASED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+def _camel(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+
+
+def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preserving=None, view=False):
+    """Declare an op.
+
+    ``kernels`` maps a tuple of layouts (one per tensor input) to ``kernel(be, *payloads, *params)``.
+    ``grads`` maps an input name to a formula whose argument names are drawn from ``grad``,
+    ``result``, the input names and the param names; formulas are written with sparsetorch ops,
+    so they work for every layout and give higher derivatives. An input without a formula is not
+    differentiable. ``zero_preserving`` records whether f(0) == 0 (used in error hints and checked
+    by the tests).
+    """
+    op = Op()
+    op.name = name
+    op.inputs = tuple(inputs)
+    op.params = tuple(params)
+    op.kernels = {tuple(k): v for k, v in kernels.items()}
+    op.strided = op.kernels.get((strided,) * len(op.inputs))
+    op.zero_preserving = zero_preserving
+    op.view = view
+    grads = grads or {}
+    unknown = set(grads) - set(op.inputs)
+    if unknown:
+        raise TypeError(f"defop({name}): grads for unknown inputs {sorted(unknown)}")
+    allowed = {"grad", "result", *op.inputs, *op.params}
+    formulas = []
+    for inp in op.inputs:
+        f = grads.get(inp)
+        if f is None:
+            formulas.append((None, ()))
+            continue
+        names = tuple(inspect.signature(f).parameters)
+        bad = set(names) - allowed
+        if bad:
+            raise TypeError(f"defop({name}): formula for {inp!r} uses unknown names {sorted(bad)}")
+        formulas.append((f, names))
+    op.formulas = tuple(formulas)
+    # what the node must save, per input index: (names used)
+    op.saves = tuple(frozenset(n for n in names if n != "grad") for _, names in formulas)
+    op.node_cls = type(_camel(name) + "Backward0", (OpNode,), {"__slots__": (), "op": op})
+    return op
+
+
+# ---- wrapping payloads into tensors ----
+
+def wrap(data, dtype, device, lay):
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = dtype
+    t.device = device
+    t.layout = lay
+    t._rg = False
+    t.grad = None
+    t.grad_fn = None
+    t._vc = None
+    t._extra = None
+    return t
+
+
+def cast_payload(t, dt):
+    """The payload of tensor ``t`` in dtype ``dt`` (no copy when it already is)."""
+    if t.dtype is dt:
+        return t._data
+    if t.layout is strided:
+        return t._data.astype(dt.np)
+    return t._data.astype(dt)  # sparse payloads implement astype(dtype)
+
+
+# ---- the generic call path ----
+
+def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
+    """Run ``op`` on ``inputs`` (Tensors or Python numbers) with positional ``params``.
+
+    ``compute_dtype``: cast tensor inputs to it before the kernel. ``out_dtype``: the dtype the
+    result is labelled with (defaults to compute dtype, else the first tensor's dtype).
+    """
+    dev = None
+    key = []
+    payloads = []
+    first = None
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if first is None:
+                first = x
+                dev = x.device
+            elif x.device != dev:
+                raise RuntimeError(
+                    f"{op.name}: expected all tensors to be on the same device, but found at least "
+                    f"two devices, {dev} and {x.device}! Move them with .to(device) first."
+                )
+            key.append(x.layout)
+            payloads.append(cast_payload(x, compute_dtype) if compute_dtype is not None else x._data)
+        else:
+            key.append(SCALAR)
+            payloads.append(x)
+    key = tuple(key)
+    kernel = op.strided if op.strided is not None and _all_dense(key) else op.kernel_for(key)
+    be = CPU if dev is CPU_DEVICE else get_backend(dev)
+    data = kernel(be, *payloads, *params)
+    dt = out_dtype or compute_dtype or first.dtype
+    lay = result_layout(data)
+    if lay is strided and data.dtype is not dt.np and data.dtype != dt.np:
+        data = data.astype(dt.np)
+    result = wrap(data, dt, dev, lay)
+    if op.view:
+        make_view(result, first, op, params)
+    if _grad_enabled():
+        for x in inputs:
+            if x.__class__ is not int and x.__class__ is not float and getattr(x, "_rg", False):
+                record(op, result, inputs, params)
+                break
+    return result
+
+
+def _all_dense(key):
+    for k in key:
+        if k is not strided and k is not SCALAR:
+            return False
+    return True
+
+
+_PAYLOAD_LAYOUT = {}
+
+
+def result_layout(data):
+    """Layout of a kernel's result payload (ndarray-like -> strided; sparse payload classes)."""
+    lay = _PAYLOAD_LAYOUT.get(data.__class__)
+    return strided if lay is None else lay
+
+
+def register_payload(cls, lay):
+    _PAYLOAD_LAYOUT[cls] = lay
+
+
+# ---- recording the graph ----
+
+def edge(t):
+    """(node, input_nr) that the gradient of tensor ``t`` flows into."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._extra.get("output_nr", 0) if t._extra else 0)
+    if t._rg:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def grad_accumulator(t):
+    ex = t._extra
+    if ex is None:
+        ex = t._extra = {}
+    acc = ex.get("acc")
+    if acc is None:
+        acc = ex["acc"] = AccumulateGrad(t)
+    return acc
+
+
+def record(op, result, inputs, params):
+    if not (result.dtype.is_floating_point or result.dtype.is_complex):
+        return  # integer and bool results are never differentiable
+    node = _new(op.node_cls)
+    needs = []
+    nexts = []
+    meta = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            need = x._rg and op.formulas[len(needs)][0] is not None
+            meta.append((x.shape, x.dtype, x.layout))
+            nexts.append(edge(x) if need else (None, 0))
+        else:
+            need = False
+            meta.append(None)
+            nexts.append((None, 0))
+        needs.append(need)
+    if not any(needs):
+        return
+    _init_node(node, tuple(nexts))
+    node.needs = needs
+    node.meta = meta
+    names = set()
+    for need, used in zip(needs, op.saves):
+        if need:
+            names |= used
+    saved = {}
+    for n in names:
+        if n == "result":
+            saved[n] = SavedResult(result)
+        elif n in op.params:
+            saved[n] = params[op.params.index(n)]
+        else:
+            x = inputs[op.inputs.index(n)]
+            saved[n] = SavedTensor(x) if isinstance(x, Tensor) else x
+    node.saved = saved
+    result._rg = True
+    result.grad_fn = node
+
+
+class SavedTensor:
+    """An input saved for backward, with the version it had (in-place changes are detected)."""
+
+    __slots__ = ("tensor", "version")
+
+    def __init__(self, t):
+        self.tensor = t
+        self.version = t._vc[0] if t._vc else 0
+
+    def unpack(self, node):
+        t = self.tensor
+        v = t._vc[0] if t._vc else 0
+        if v != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.dtype.name} tensor of shape {list(t.shape)}], which is "
+                f"used by {node.name()}; is at version {v}; expected version {self.version} "
+                "instead. Hint: use .clone() before the in-place op, or avoid the in-place op."
+            )
+        return t
+
+
+class SavedResult:
+    """An op's output saved by its own node; unpacked as a tensor whose grad_fn is that node."""
+
+    __slots__ = ("data", "dtype", "device", "layout", "vc", "version")
+
+    def __init__(self, t):
+        self.data = t._data
+        self.dtype = t.dtype
+        self.device = t.device
+        self.layout = t.layout
+        if t._vc is None:
+            t._vc = [0]
+        self.vc = t._vc
+        self.version = t._vc[0]
+
+    def unpack(self, node):
+        if self.vc[0] != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: the output of {node.name()} is at version {self.vc[0]}; "
+                f"expected version {self.version} instead. Hint: use .clone() before the in-place op."
+            )
+        t = wrap(self.data, self.dtype, self.device, self.layout)
+        t._rg = True
+        t.grad_fn = node
+        return t
+
+
+def unpack_saved(node):
+    env = {}
+    for k, v in node.saved.items():
+        env[k] = v.unpack(node) if v.__class__ is SavedTensor or v.__class__ is SavedResult else v
+    return env
+
+
+# ---- views ----
+
+def make_view(result, base, op, params):
+    """Link a view op's result to its base: shared version counter, and a view_fn for rebasing."""
+    if base._vc is None:
+        base._vc = [0]
+    result._vc = base._vc
+    bex = base._extra
+    root = bex.get("base") if bex else None
+
+    def this_fn(t, _op=op, _params=params):
+        return call(_op, (t,), _params)
+
+    if root is None:
+        result._extra = {"base": base, "view_fn": this_fn}
+    else:
+        parent_fn = bex["view_fn"]
+        result._extra = {"base": root, "view_fn": lambda t: this_fn(parent_fn(t))}
+
+
+def view_info(t):
+    ex = t._extra
+    if ex is None:
+        return None, None
+    return ex.get("base"), ex.get("view_fn")
+
+
+# ---- derived variants: in-place and out= ----
+
+def inplace(fn, self, args, kwargs=None, name=None):
+    """``self.op_(*args)``: run the functional op, write the result into ``self``'s payload."""
+    name = name or getattr(fn, "__name__", "op") + "_"
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{name}(): expected a Tensor as self, got {type(self).__name__}")
+    recording = _grad_enabled() and (self._rg or any(getattr(a, "_rg", False) for a in args))
+    if recording:
+        check_inplace_allowed(self, name)
+        src = snapshot(self)
+    else:
+        src = self
+    r = fn(src, *args, **kwargs) if kwargs else fn(src, *args)
+    assign_into(self, r, name)
+    if recording and r.grad_fn is not None:
+        rebase_history(self, r)
+    return self
+
+
+def check_inplace_allowed(t, name):
+    if t._rg and t.grad_fn is None:
+        raise RuntimeError(
+            f"{name}(): a leaf Variable that requires grad is being used in an in-place operation. "
+            "Wrap it in `with torch.no_grad():` (e.g. for a parameter update), or clone it first."
+        )
+    base, _ = view_info(t)
+    if base is not None and base._rg and base.grad_fn is None:
+        raise RuntimeError(
+            f"{name}(): a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation. Wrap it in `with torch.no_grad():` or clone the leaf first."
+        )
+
+
+def snapshot(t):
+    """A tensor with ``t``'s autograd identity but a private copy of its data.
+
+    The in-place op's node may save its ``self`` input; the snapshot keeps that saved value
+    intact after the payload of ``t`` is overwritten.
+    """
+    s = wrap(t._data.copy(), t.dtype, t.device, t.layout)
+    s._rg = t._rg
+    s.grad_fn = t.grad_fn
+    if t._extra:
+        s._extra = {k: v for k, v in t._extra.items() if k in ("acc", "output_nr")}
+    return s
+
+
+def assign_into(self, r, name):
+    if self.layout is not r.layout:
+        raise RuntimeError(
+            f"{name}(): the result has layout {r.layout.name} but self has layout "
+            f"{self.layout.name}; use the out-of-place op instead."
+        )
+    if tuple(r.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"{name}(): output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(r.shape)}"
+        )
+    if r.dtype is not self.dtype and not D.can_cast(r.dtype, self.dtype):
+        raise RuntimeError(
+            f"{name}(): result type {r.dtype.name} can't be cast to the desired output type "
+            f"{self.dtype.name}"
+        )
+    if self.layout is strided:
+        get_backend(self.device).xp.copyto(self._data, r._data, casting="unsafe")
+    else:
+        self._data = cast_payload(r, self.dtype)
+    bump_version(self)
+
+
+def bump_version(t):
+    if t._vc is None:
+        t._vc = [1]
+    else:
+        t._vc[0] += 1
+
+
+def rebase_history(self, r):
+    """After ``self`` was overwritten by ``r``, make ``self``'s graph history that of ``r``."""
+    base, view_fn = view_info(self)
+    if base is None:
+        self.grad_fn = r.grad_fn
+        self._rg = True
+        return
+    # In-place on a view: the base changed too (PyTorch's CopySlices).
+    from ._ops.autograd_ops import copy_slices
+
+    new_base = copy_slices(base, r, view_fn)
+    base.grad_fn = new_base.grad_fn
+    base._rg = True
+    fresh_view = view_fn(base)
+    self.grad_fn = fresh_view.grad_fn
+    self._rg = True
+
+
+def write_out(r, out, name):
+    """The ``out=`` contract: results are copied (safely cast) into ``out``, resized if needed."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be a Tensor, not {type(out).__name__}")
+    if _grad_enabled() and (r._rg or out._rg):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad."
+        )
+    if out.device != r.device:
+        raise RuntimeError(
+            f"{name}(): expected out tensor to be on device {r.device}, but it is on {out.device}"
+        )
+    if r.dtype is not out.dtype and not D.can_cast(r.dtype, out.dtype):
+        raise RuntimeError(
+            f"{name}(): result type {r.dtype.name} can't be cast to the desired output type "
+            f"{out.dtype.name}"
+        )
+    if out.layout is not strided or r.layout is not strided:
+        out._data = cast_payload(r, out.dtype)
+        out.layout = r.layout
+    else:
+        if tuple(out.shape) != tuple(r.shape):
+            out._data = get_backend(out.device).xp.empty(r._data.shape, out.dtype.np)
+        get_backend(out.device).xp.copyto(out._data, r._data, casting="unsafe")
+    bump_version(out)
+    return out

@@ -1,0 +1,198 @@
+"""dtype objects, torch's type promotion, and the NumPy mapping.
+
+torch's rules differ from NumPy's in ways that matter: a Python float never up-casts a float32
+tensor, int + float16 stays float16, and the default floating dtype is float32. All promotion in
+sparsetorch goes through :func:`promote_types` and :func:`result_type` below.
+"""
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat",
+    "cdouble", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
+    "can_cast", "finfo", "iinfo",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A sparsetorch dtype; compares by identity, as ``torch.dtype`` does."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_cat")
+
+    def __init__(self, name, np_dtype, cat):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self._cat = cat
+        self.is_floating_point = cat == _FLOAT
+        self.is_complex = cat == _COMPLEX
+        self.is_signed = self.np.kind != "u" and self.np.kind != "b"
+
+    def __repr__(self):
+        return "sparsetorch." + self.name
+
+    def __reduce__(self):  # pickle as the singleton
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def to_complex(self):
+        return {"float16": complex64, "float32": complex64, "float64": complex128}.get(self.name, self)
+
+
+float16 = dtype("float16", np.float16, _FLOAT)
+float32 = dtype("float32", np.float32, _FLOAT)
+float64 = dtype("float64", np.float64, _FLOAT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT)
+int32 = dtype("int32", np.int32, _INT)
+int64 = dtype("int64", np.int64, _INT)
+uint8 = dtype("uint8", np.uint8, _INT)
+bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - torch's public name
+complex64 = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = dtype("complex128", np.complex128, _COMPLEX)
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
+_NAMES = {d.name: d for d in ALL}
+_FROM_NP = {d.np: d for d in ALL}
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The sparsetorch dtype for a NumPy dtype; TypeError for ones torch has no match for."""
+    d = _FROM_NP.get(np.dtype(np_dtype))
+    if d is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        )
+    return d
+
+
+# ---- defaults ----
+
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or not (d.is_floating_point):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def default_complex():
+    return complex128 if _default[0] is float64 else complex64
+
+
+# ---- promotion ----
+
+def promote_types(a, b):
+    """torch.promote_types: the smallest dtype both ``a`` and ``b`` cast to safely (torch's table)."""
+    if a is b:
+        return a
+    if not isinstance(a, dtype) or not isinstance(b, dtype):
+        raise TypeError(f"promote_types(): expected two sparsetorch dtypes, got {a!r} and {b!r}")
+    ca, cb = a._cat, b._cat
+    if ca == cb:
+        return _FROM_NP[np.promote_types(a.np, b.np)]
+    hi, lo = (a, b) if ca > cb else (b, a)
+    if hi._cat == _COMPLEX and lo is float64:
+        return complex128
+    return hi
+
+
+def _scalar_dtype(x):
+    """dtype category a Python scalar stands for (torch's 'wrapped number')."""
+    t = type(x)
+    if t is builtins_bool or isinstance(x, (np.bool_,)):
+        return bool
+    if t is builtins_int or isinstance(x, np.integer):
+        return int64
+    if t is builtins_float or isinstance(x, np.floating):
+        return _default[0]
+    if t is builtins_complex or isinstance(x, np.complexfloating):
+        return default_complex()
+    raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
+
+
+import builtins as _b  # noqa: E402
+
+builtins_bool, builtins_int, builtins_float, builtins_complex = _b.bool, _b.int, _b.float, _b.complex
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: keep ``higher`` unless ``lower`` is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._cat == _COMPLEX:
+        return higher
+    if lower._cat == _COMPLEX:
+        return higher.to_complex() if higher._cat == _FLOAT else lower
+    if higher._cat == _FLOAT:
+        return higher
+    if higher is bool or lower._cat == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*args):
+    """torch.result_type over tensors and Python scalars.
+
+    Dimensioned tensors take priority over 0-d tensors, which take priority over Python scalars;
+    a lower-priority participant only matters if it is of a higher category (bool < int < float <
+    complex), and a Python float then means the default dtype.
+    """
+    dim = zero = wrapped = None
+    for a in args:
+        d = getattr(a, "dtype", None)
+        if isinstance(d, dtype):
+            if a.ndim:
+                dim = d if dim is None else promote_types(dim, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        else:
+            s = _scalar_dtype(a)
+            wrapped = s if wrapped is None else promote_types(wrapped, s)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def can_cast(from_, to):
+    """torch.can_cast: casting never goes to a lower category (bool < int < float < complex)."""
+    return from_._cat <= to._cat
+
+
+class finfo:
+    def __init__(self, type=None):
+        type = type or _default[0]
+        if not (type.is_floating_point or type.is_complex):
+            raise TypeError(f"finfo() requires a floating point input type, got {type}")
+        f = np.finfo(type.np)
+        self.bits, self.eps, self.max, self.min = f.bits, _b.float(f.eps), _b.float(f.max), _b.float(f.min)
+        self.tiny = self.smallest_normal = _b.float(f.tiny)
+        self.resolution = _b.float(f.resolution)
+        self.dtype = type.to_real().name
+
+
+class iinfo:
+    def __init__(self, type):
+        if type._cat != _INT and type is not bool:
+            raise TypeError(f"iinfo() requires an integer input type, got {type}")
+        f = np.iinfo(type.np) if type is not bool else np.iinfo(np.uint8)
+        self.bits, self.max, self.min, self.dtype = f.bits, _b.int(f.max), _b.int(f.min), type.name

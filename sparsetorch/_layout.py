@@ -1,0 +1,27 @@
+"""layout objects: ``strided`` (dense), ``sparse_coo``, ``sparse_csr``."""
+
+__all__ = ["layout", "strided", "sparse_coo", "sparse_csr"]
+
+
+class layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "sparsetorch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+
+_ALL = {x.name: x for x in (strided, sparse_coo, sparse_csr)}
+
+
+def _by_name(name):
+    return _ALL[name]

@@ -1,0 +1,15 @@
+"""Every public op, declared once in the module of its family, re-exported here."""
+
+from .pointwise import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
+from .random import *  # noqa: F401,F403
+from .conversion import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .reduction import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torch names)
+    array_protocol, index_value, item, payload_numpy, scalar_value, tensor_repr, to_bool,
+    to_numpy, tolist, type_,
+)
+from .pointwise import rdiv, rfloordiv, rpow, rremainder, rsub  # noqa: F401 - reflected operators

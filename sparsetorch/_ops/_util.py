@@ -1,0 +1,72 @@
+"""Helpers shared by op modules: argument checks, scalar detection, derived op_/out= variants."""
+
+import numbers
+
+from .. import _dispatch
+from .._tensor import Tensor
+
+__all__ = ["is_scalar", "check_tensor", "norm_dim", "norm_dims", "inplace_of", "with_out"]
+
+
+def is_scalar(x):
+    return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
+
+
+def check_tensor(x, fname, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+def check_tensor_or_number(x, fname, arg):
+    if not isinstance(x, Tensor) and not is_scalar(x):
+        raise TypeError(
+            f"{fname}(): argument '{arg}' must be a Tensor or a Python number, not {type(x).__name__}"
+        )
+    return x
+
+
+def norm_dim(dim, ndim, fname="op"):
+    """Wrap a possibly negative ``dim`` into ``[0, ndim)``; IndexError as torch raises."""
+    n = max(ndim, 1)
+    if isinstance(dim, Tensor):
+        dim = dim.item()
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{fname}(): argument 'dim' must be an int, not {type(dim).__name__}")
+    if not -n <= dim < n:
+        raise IndexError(
+            f"{fname}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim})"
+        )
+    return dim % n
+
+
+def norm_dims(dim, ndim, fname="op"):
+    """``None`` / int / sequence of ints -> sorted tuple of distinct non-negative dims (None: all)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(norm_dim(d, ndim, fname) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{fname}(): dim {list(dim)} appears multiple times in the list of dims")
+        return tuple(sorted(dims))
+    return (norm_dim(dim, ndim, fname),)
+
+
+def inplace_of(fn, name=None):
+    """Derive ``op_(self, ...)`` from the functional ``op`` (computed, then written into self)."""
+    name = name or fn.__name__ + "_"
+
+    def op_(self, *args, **kwargs):
+        return _dispatch.inplace(fn, self, args, kwargs, name)
+
+    op_.__name__ = op_.__qualname__ = name
+    op_.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return op_
+
+
+def with_out(result, out, name):
+    """Apply the ``out=`` contract when ``out`` was given."""
+    if out is None:
+        return result
+    return _dispatch.write_out(result, out, name)

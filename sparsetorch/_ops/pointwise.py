@@ -1,0 +1,755 @@
+"""Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, logic.
+
+Each op is one ``defop`` declaration (kernels per layout, derivative per input, zero-preserving
+trait). dtype rules follow torch: ``float`` ops turn integer input into the default float dtype,
+``same`` ops keep the input dtype, comparisons and predicates give bool.
+"""
+
+import math
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._backend import CPU
+from .._device import CPU as CPU_DEVICE
+from .._dispatch import call, defop, record, wrap
+from .._layout import strided
+from .._tensor import Tensor
+from ..autograd.grad_mode import GRAD_ENABLED
+from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, with_out
+
+S = (strided,)
+SS = (strided, strided)
+_grad_enabled = GRAD_ENABLED.get
+_new = object.__new__
+
+# dtype rules
+SAME, FLOAT, BOOL = "same", "float", "bool"
+
+
+def _unary_dtype(rule, dt, name):
+    if rule is SAME:
+        return dt
+    if rule is BOOL:
+        return D.bool
+    if dt.is_floating_point or dt.is_complex:
+        return dt
+    return D.get_default_dtype()
+
+
+class Unary:
+    """A declared unary op with its dtype rule; calling it runs the op."""
+
+    __slots__ = ("op", "rule", "__name__", "__dict__", "int_ok")
+
+    def __init__(self, op, rule, doc, int_ok=True):
+        self.op = op
+        self.rule = rule
+        self.__name__ = op.name
+        self.__doc__ = doc
+        self.int_ok = int_ok
+
+    def __call__(self, input, *, out=None):
+        check_tensor(input, self.__name__)
+        dt = _unary_dtype(self.rule, input.dtype, self.__name__)
+        if not self.int_ok and not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(
+                f"{self.__name__}(): not implemented for dtype {input.dtype.name}; "
+                "convert with .float() first"
+            )
+        compute = dt if self.rule is not BOOL else None
+        r = call(self.op, (input,), (), dt, compute)
+        return with_out(r, out, self.__name__) if out is not None else r
+
+
+def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True):
+    """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel."""
+    op = defop(name, {S: fn}, grads={"input": grad} if grad else None,
+               zero_preserving=zero_preserving)
+    return Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
+
+
+def _zeros_grad(grad):
+    return grad * 0
+
+
+def _not_differentiable(name):
+    def formula(grad):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+
+    return formula
+
+
+# ---- unary: sign-like and rounding (keep dtype) ----
+
+abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.sgn(), SAME, True)
+absolute = abs
+neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True)
+negative = neg
+sign = unary("sign", lambda be, x: be.xp.sign(x), _zeros_grad, SAME, True)
+sgn = unary("sgn", lambda be, x: be.xp.sign(x), _zeros_grad, SAME, True)
+square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True)
+relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), lambda grad, result: grad * (result > 0), SAME, True)
+ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True)
+floor = unary("floor", lambda be, x: be.xp.floor(x), _zeros_grad, SAME, True)
+trunc = unary("trunc", lambda be, x: be.xp.trunc(x), _zeros_grad, SAME, True)
+fix = trunc
+frac = unary("frac", lambda be, x: x - be.xp.trunc(x), lambda grad: grad, SAME, True, int_ok=False)
+
+# ---- unary: transcendental (integers compute in the default float dtype) ----
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+
+sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(x), lambda grad, result: grad / (2 * result), FLOAT, True)
+rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(x),
+              lambda grad, result: grad * (-0.5) * result * result * result, FLOAT, False)
+exp = unary("exp", lambda be, x: be.xp.exp(x), lambda grad, result: grad * result, FLOAT, False)
+exp2 = unary("exp2", lambda be, x: be.xp.exp2(x), lambda grad, result: grad * result * _LN2, FLOAT, False)
+expm1 = unary("expm1", lambda be, x: be.xp.expm1(x), lambda grad, result: grad * (result + 1), FLOAT, True)
+log = unary("log", lambda be, x: be.xp.log(x), lambda grad, input: grad / input, FLOAT, False)
+log2 = unary("log2", lambda be, x: be.xp.log2(x), lambda grad, input: grad / (input * _LN2), FLOAT, False)
+log10 = unary("log10", lambda be, x: be.xp.log10(x), lambda grad, input: grad / (input * _LN10), FLOAT, False)
+log1p = unary("log1p", lambda be, x: be.xp.log1p(x), lambda grad, input: grad / (input + 1), FLOAT, True)
+sin = unary("sin", lambda be, x: be.xp.sin(x), lambda grad, input: grad * input.cos(), FLOAT, True)
+cos = unary("cos", lambda be, x: be.xp.cos(x), lambda grad, input: -grad * input.sin(), FLOAT, False)
+tan = unary("tan", lambda be, x: be.xp.tan(x), lambda grad, result: grad * (1 + result * result), FLOAT, True)
+asin = unary("asin", lambda be, x: be.xp.arcsin(x),
+             lambda grad, input: grad / (1 - input * input).sqrt(), FLOAT, True)
+acos = unary("acos", lambda be, x: be.xp.arccos(x),
+             lambda grad, input: -grad / (1 - input * input).sqrt(), FLOAT, False)
+atan = unary("atan", lambda be, x: be.xp.arctan(x), lambda grad, input: grad / (1 + input * input), FLOAT, True)
+sinh = unary("sinh", lambda be, x: be.xp.sinh(x), lambda grad, input: grad * input.cosh(), FLOAT, True)
+cosh = unary("cosh", lambda be, x: be.xp.cosh(x), lambda grad, input: grad * input.sinh(), FLOAT, False)
+tanh = unary("tanh", lambda be, x: be.xp.tanh(x), lambda grad, result: grad * (1 - result * result), FLOAT, True)
+asinh = unary("asinh", lambda be, x: be.xp.arcsinh(x),
+              lambda grad, input: grad / (input * input + 1).sqrt(), FLOAT, True)
+acosh = unary("acosh", lambda be, x: be.xp.arccosh(x),
+              lambda grad, input: grad / (input * input - 1).sqrt(), FLOAT, False)
+atanh = unary("atanh", lambda be, x: be.xp.arctanh(x), lambda grad, input: grad / (1 - input * input), FLOAT, True)
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+sigmoid = unary("sigmoid", lambda be, x: be.special.expit(x),
+                lambda grad, result: grad * result * (1 - result), FLOAT, False)
+reciprocal = unary("reciprocal", lambda be, x: 1 / x, lambda grad, result: -grad * result * result, FLOAT, False)
+erf = unary("erf", lambda be, x: be.special.erf(x),
+            lambda grad, input: grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, True)
+erfc = unary("erfc", lambda be, x: be.special.erfc(x),
+             lambda grad, input: -grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, False)
+erfinv = unary("erfinv", lambda be, x: be.special.erfinv(x),
+               lambda grad, result: grad * (math.sqrt(math.pi) / 2) * (result * result).exp(), FLOAT, True)
+lgamma = unary("lgamma", lambda be, x: be.special.gammaln(x),
+               lambda grad, input: grad * digamma(input), FLOAT, False)
+digamma = unary("digamma", lambda be, x: be.special.digamma(x),
+                lambda grad, input: grad * polygamma(1, input), FLOAT, False)
+deg2rad = unary("deg2rad", lambda be, x: be.xp.deg2rad(x), lambda grad: grad * (math.pi / 180), FLOAT, True)
+rad2deg = unary("rad2deg", lambda be, x: be.xp.rad2deg(x), lambda grad: grad * (180 / math.pi), FLOAT, True)
+sinc = unary("sinc", lambda be, x: be.xp.sinc(x), lambda grad, input: grad * _sinc_grad(input), FLOAT, False)
+
+
+def _sinc_grad(x):
+    px = x * math.pi
+    safe = where(x == 0, 1.0, x)
+    d = (px.cos() * math.pi * safe - (safe * math.pi).sin()) / (safe * safe * math.pi)
+    return where(x == 0, 0.0, d)
+
+
+# ---- unary: predicates (bool results, never differentiable) ----
+
+isnan = unary("isnan", lambda be, x: be.xp.isnan(x), None, BOOL, True)
+isinf = unary("isinf", lambda be, x: be.xp.isinf(x), None, BOOL, True)
+isfinite = unary("isfinite", lambda be, x: be.xp.isfinite(x), None, BOOL, False)
+isposinf = unary("isposinf", lambda be, x: be.xp.isposinf(x), None, BOOL, True)
+isneginf = unary("isneginf", lambda be, x: be.xp.isneginf(x), None, BOOL, True)
+isreal = unary("isreal", lambda be, x: be.xp.isreal(x), None, BOOL, False)
+signbit = unary("signbit", lambda be, x: be.xp.signbit(x), None, BOOL, True)
+logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), None, BOOL, False)
+
+
+def _bitwise_not_kernel(be, x):
+    if x.dtype.kind == "f" or x.dtype.kind == "c":
+        raise TypeError("bitwise_not(): only integer and bool tensors are supported")
+    return be.xp.invert(x)
+
+
+bitwise_not = unary("bitwise_not", _bitwise_not_kernel, None, SAME, False)
+
+
+def conj(input):
+    """Complex conjugate; real tensors are returned as they are (as torch's lazy conj)."""
+    check_tensor(input, "conj")
+    return _conj(input) if input.dtype.is_complex else input
+
+
+_conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
+conj_physical = conj
+angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
+              _zeros_grad, FLOAT, False)
+
+
+# ---- unary with parameters ----
+
+_polygamma_op = defop(
+    "polygamma", {S: lambda be, x, n: be.special.polygamma(n, x)}, params=("n",),
+    grads={"input": lambda grad, input, n: grad * polygamma(n + 1, input)}, zero_preserving=False,
+)
+
+
+def polygamma(n, input, *, out=None):
+    check_tensor(input, "polygamma")
+    dt = _unary_dtype(FLOAT, input.dtype, "polygamma")
+    return with_out(call(_polygamma_op, (input,), (int(n),), dt, dt), out, "polygamma")
+
+
+_round_op = defop(
+    "round", {S: lambda be, x, decimals: be.xp.round(x, decimals)}, params=("decimals",),
+    grads={"input": lambda grad: grad * 0}, zero_preserving=True,
+)
+
+
+def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
+    check_tensor(input, "round")
+    return with_out(call(_round_op, (input,), (decimals,)), out, "round")
+
+
+_clamp_op = defop(
+    "clamp", {S: lambda be, x, lo, hi: be.xp.clip(x, lo, hi)}, params=("lo", "hi"),
+    grads={"input": lambda grad, input, lo, hi: grad * _in_range(input, lo, hi)},
+)
+
+
+def _in_range(x, lo, hi):
+    if lo is None:
+        return x <= hi
+    if hi is None:
+        return x >= lo
+    return (x >= lo).logical_and(x <= hi)
+
+
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
+    check_tensor(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        r = input
+        if min is not None:
+            r = maximum(r, min)
+        if max is not None:
+            r = minimum(r, max)
+        return with_out(r, out, "clamp")
+    dt = input.dtype
+    if (isinstance(min, float) or isinstance(max, float)) and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    return with_out(call(_clamp_op, (input,), (min, max), dt, dt), out, "clamp")
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, max=max)
+
+
+_nan_to_num_op = defop(
+    "nan_to_num",
+    {S: lambda be, x, nan, posinf, neginf: be.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)},
+    params=("nan", "posinf", "neginf"),
+    grads={"input": lambda grad, input: grad * input.isfinite()},
+)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    check_tensor(input, "nan_to_num")
+    return with_out(call(_nan_to_num_op, (input,), (nan, posinf, neginf)), out, "nan_to_num")
+
+
+_logit_op = defop(
+    "logit",
+    {S: lambda be, x, eps: be.special.logit(x if eps is None else be.xp.clip(x, eps, 1 - eps))},
+    params=("eps",),
+    grads={"input": lambda grad, input, eps: _logit_grad(grad, input, eps)},
+)
+
+
+def _logit_grad(grad, x, eps):
+    g = grad / (x * (1 - x))
+    if eps is None:
+        return g
+    return where((x < eps).logical_or(x > 1 - eps), 0.0, g)
+
+
+def logit(input, eps=None, *, out=None):
+    check_tensor(input, "logit")
+    dt = _unary_dtype(FLOAT, input.dtype, "logit")
+    return with_out(call(_logit_op, (input,), (eps,), dt, dt), out, "logit")
+
+
+# ---- binary arithmetic ----
+
+PROMOTE, TRUE_DIV, COMPARE, LOGICAL, BITWISE = "promote", "true_div", "compare", "logical", "bitwise"
+
+
+class Binary:
+    """A declared binary op with torch's promotion rule; calling it runs the op.
+
+    The fast path (two strided tensors of the same floating dtype on one device) skips
+    promotion and the generic dispatcher (PERF-NOTES.md spike 1).
+    """
+
+    __slots__ = ("op", "rule", "__name__", "__dict__", "kernel")
+
+    def __init__(self, op, rule, doc):
+        self.op = op
+        self.rule = rule
+        self.kernel = op.strided
+        self.__name__ = op.name
+        self.__doc__ = doc
+
+    def __call__(self, input, other, *, out=None):
+        if input.__class__ is Tensor and other.__class__ is Tensor:
+            dt = input.dtype
+            if (dt is other.dtype and dt.is_floating_point and input.layout is strided
+                    and other.layout is strided and input.device is other.device):
+                dev = input.device
+                data = self.kernel(CPU if dev is CPU_DEVICE else _dispatch.get_backend(dev),
+                                   input._data, other._data)
+                t = _new(Tensor)
+                t._data = data
+                t.dtype = D.bool if self.rule is COMPARE else dt
+                t.device = dev
+                t.layout = strided
+                t._rg = False
+                t.grad = None
+                t.grad_fn = None
+                t._vc = None
+                t._extra = None
+                if (input._rg or other._rg) and _grad_enabled() and self.rule is not COMPARE:
+                    record(self.op, t, (input, other), ())
+                if out is not None:
+                    return with_out(t, out, self.__name__)
+                return t
+        return self.slow(input, other, out)
+
+    def slow(self, input, other, out):
+        name = self.__name__
+        check_tensor_or_number(input, name, "input")
+        check_tensor_or_number(other, name, "other")
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): at least one of 'input' and 'other' must be a Tensor")
+        dt = D.result_type(input, other)
+        rule = self.rule
+        if rule is TRUE_DIV and not (dt.is_floating_point or dt.is_complex):
+            dt = D.get_default_dtype()
+        if rule is BITWISE and (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(
+                f"{name}(): only integer and bool tensors are supported, got {dt.name}"
+            )
+        out_dt = D.bool if rule is COMPARE or rule is LOGICAL else dt
+        if rule is LOGICAL:
+            r = call(self.op, (input, other), (), D.bool, None)
+        else:
+            r = call(self.op, (_scalar_as(input, dt), _scalar_as(other, dt)), (), out_dt, dt)
+        return with_out(r, out, name) if out is not None else r
+
+
+def _scalar_as(x, dt):
+    """A Python scalar operand, converted to the compute dtype's kind (NumPy keeps it weak)."""
+    if isinstance(x, Tensor):
+        return x
+    if dt is D.bool:
+        return bool(x)
+    if dt.is_complex:
+        return complex(x)
+    if dt.is_floating_point:
+        return float(x)
+    if isinstance(x, float):
+        return x
+    return int(x)
+
+
+def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None):
+    op = defop(name, {SS: fn}, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
+    return Binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).")
+
+
+_add = binary("add", lambda be, a, b: be.xp.add(a, b),
+              {"input": lambda grad: grad, "other": lambda grad: grad}, zero_preserving=True)
+_sub = binary("sub", lambda be, a, b: be.xp.subtract(a, b),
+              {"input": lambda grad: grad, "other": lambda grad: -grad}, zero_preserving=True)
+mul = binary("mul", lambda be, a, b: be.xp.multiply(a, b),
+             {"input": lambda grad, other: grad * other, "other": lambda grad, input: grad * input},
+             zero_preserving=True)
+multiply = mul
+_div = binary("div", lambda be, a, b: be.xp.true_divide(a, b),
+              {"input": lambda grad, other: grad / other,
+               "other": lambda grad, input, other: -grad * input / (other * other)}, TRUE_DIV)
+true_divide = _div
+
+
+def _floor_div_kernel(be, a, b):
+    return be.xp.floor_divide(a, b)
+
+
+_floor_divide = binary("floor_divide", _floor_div_kernel,
+                       {"input": _zeros_grad, "other": _zeros_grad})
+_trunc_divide = binary("trunc_divide", lambda be, a, b: be.xp.trunc(be.xp.true_divide(a, b)).astype(
+    be.xp.result_type(a, b)), {"input": _zeros_grad, "other": _zeros_grad})
+remainder = binary("remainder", lambda be, a, b: be.xp.remainder(a, b),
+                   {"input": lambda grad: grad,
+                    "other": lambda grad, input, other: -grad * floor_divide(input, other)})
+fmod = binary("fmod", lambda be, a, b: be.xp.fmod(a, b),
+              {"input": lambda grad: grad,
+               "other": lambda grad, input, other: -grad * _trunc_divide(input, other)})
+_pow = binary("pow", lambda be, a, b: be.xp.power(a, b),
+              {"input": lambda grad, input, other: grad * other * input ** (other - 1),
+               "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()})
+maximum = binary("maximum", lambda be, a, b: be.xp.maximum(a, b),
+                 {"input": lambda grad, input, other: grad * _max_mask(input, other),
+                  "other": lambda grad, input, other: grad * _max_mask(other, input)})
+minimum = binary("minimum", lambda be, a, b: be.xp.minimum(a, b),
+                 {"input": lambda grad, input, other: grad * _max_mask(other, input),
+                  "other": lambda grad, input, other: grad * _max_mask(input, other)})
+fmax = binary("fmax", lambda be, a, b: be.xp.fmax(a, b),
+              {"input": lambda grad, input, other: grad * _max_mask(input, other),
+               "other": lambda grad, input, other: grad * _max_mask(other, input)})
+fmin = binary("fmin", lambda be, a, b: be.xp.fmin(a, b),
+              {"input": lambda grad, input, other: grad * _max_mask(other, input),
+               "other": lambda grad, input, other: grad * _max_mask(input, other)})
+atan2 = binary("atan2", lambda be, a, b: be.xp.arctan2(a, b),
+               {"input": lambda grad, input, other: grad * other / (input * input + other * other),
+                "other": lambda grad, input, other: -grad * input / (input * input + other * other)},
+               TRUE_DIV)
+arctan2 = atan2
+hypot = binary("hypot", lambda be, a, b: be.xp.hypot(a, b),
+               {"input": lambda grad, input, result: grad * input / result,
+                "other": lambda grad, other, result: grad * other / result}, TRUE_DIV)
+xlogy = binary("xlogy", lambda be, a, b: be.special.xlogy(a, b),
+               {"input": lambda grad, input, other: grad * where(input == 0, 0.0, other.log()),
+                "other": lambda grad, input, other: grad * input / other}, TRUE_DIV)
+logaddexp = binary("logaddexp", lambda be, a, b: be.xp.logaddexp(a, b),
+                   {"input": lambda grad, input, other: grad * (input - other).sigmoid(),
+                    "other": lambda grad, input, other: grad * (other - input).sigmoid()}, TRUE_DIV)
+copysign = binary("copysign", lambda be, a, b: be.xp.copysign(a, b),
+                  {"input": lambda grad, input, result: grad * where(input == 0, 0.0, result / where(input == 0, 1.0, input)),
+                   "other": _zeros_grad}, TRUE_DIV)
+heaviside = binary("heaviside", lambda be, a, b: be.xp.heaviside(a, b),
+                   {"input": _not_differentiable("heaviside"), "other": _not_differentiable("heaviside")})
+
+
+def _max_mask(a, b):
+    """1 where a > b, 0.5 where equal (torch splits the gradient of a tie), 0 elsewhere."""
+    return (a > b) + (a == b) * 0.5
+
+
+# ---- comparisons and logic (bool results) ----
+
+eq = binary("eq", lambda be, a, b: be.xp.equal(a, b), rule=COMPARE)
+ne = binary("ne", lambda be, a, b: be.xp.not_equal(a, b), rule=COMPARE)
+lt = binary("lt", lambda be, a, b: be.xp.less(a, b), rule=COMPARE)
+le = binary("le", lambda be, a, b: be.xp.less_equal(a, b), rule=COMPARE)
+gt = binary("gt", lambda be, a, b: be.xp.greater(a, b), rule=COMPARE)
+ge = binary("ge", lambda be, a, b: be.xp.greater_equal(a, b), rule=COMPARE)
+greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+logical_and = binary("logical_and", lambda be, a, b: be.xp.logical_and(a, b), rule=LOGICAL)
+logical_or = binary("logical_or", lambda be, a, b: be.xp.logical_or(a, b), rule=LOGICAL)
+logical_xor = binary("logical_xor", lambda be, a, b: be.xp.logical_xor(a, b), rule=LOGICAL)
+bitwise_and = binary("bitwise_and", lambda be, a, b: be.xp.bitwise_and(a, b), rule=BITWISE)
+bitwise_or = binary("bitwise_or", lambda be, a, b: be.xp.bitwise_or(a, b), rule=BITWISE)
+bitwise_xor = binary("bitwise_xor", lambda be, a, b: be.xp.bitwise_xor(a, b), rule=BITWISE)
+
+
+# ---- public binary functions with torch's extra arguments ----
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _add(input, other, out=out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if isinstance(input, Tensor) and input.dtype is D.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _sub(input, other, out=out)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (the reflected ``-``)."""
+    return sub(other if isinstance(other, Tensor) else _as_tensor_like(other, input), input, alpha=alpha)
+
+
+def _as_tensor_like(x, like):
+    from .creation import scalar_tensor
+
+    return scalar_tensor(x, like)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division, or rounded with ``rounding_mode`` in (None, 'trunc', 'floor')."""
+    if rounding_mode is None:
+        return _div(input, other, out=out)
+    if rounding_mode == "floor":
+        return _floor_divide(input, other, out=out)
+    if rounding_mode == "trunc":
+        return _trunc_divide(input, other, out=out)
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+divide = div
+
+
+def floor_divide(input, other, *, out=None):
+    return _floor_divide(input, other, out=out)
+
+
+def rdiv(input, other):
+    return _div(_as_tensor_like(other, input), input)
+
+
+def rfloordiv(input, other):
+    return _floor_divide(_as_tensor_like(other, input), input)
+
+
+def rremainder(input, other):
+    return remainder(_as_tensor_like(other, input), input)
+
+
+_pow_scalar = defop(
+    "pow", {S: lambda be, x, e: be.xp.power(x, e)}, params=("exponent",),
+    grads={"input": lambda grad, input, exponent: _pow_scalar_grad(grad, input, exponent)},
+)
+
+
+def _pow_scalar_grad(grad, input, exponent):
+    if exponent == 0:
+        return grad * 0
+    if exponent == 1:
+        return grad
+    if exponent == 2:
+        return grad * 2 * input
+    return grad * exponent * input ** (exponent - 1)
+
+
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
+    """``input ** exponent`` (either may be a Python number)."""
+    if isinstance(input, Tensor) and is_scalar(exponent) and not isinstance(exponent, bool):
+        dt = D.result_type(input, exponent)
+        if not (dt.is_floating_point or dt.is_complex) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        r = call(_pow_scalar, (input,), (_scalar_as(exponent, dt),), dt, dt)
+        return with_out(r, out, "pow")
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        return _pow(_as_tensor_like(input, exponent), exponent, out=out)
+    return _pow(input, exponent, out=out)
+
+
+def rpow(input, other):
+    """``other ** input`` for a Python number ``other``."""
+    return _pow(_as_tensor_like(other, input), input)
+
+
+def float_power(input, exponent, *, out=None):
+    """``pow`` computed in float64 (complex128 for complex input)."""
+    dt = D.complex128 if (getattr(input, "dtype", None) or D.float64).is_complex else D.float64
+    input = input.to(dt) if isinstance(input, Tensor) else input
+    exponent = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return pow(input, exponent, out=out)
+
+
+# ---- where and composites ----
+
+_where_op = defop(
+    "where", {(strided,) * 3: lambda be, c, a, b: be.xp.where(c, a, b)},
+    inputs=("condition", "input", "other"),
+    grads={"input": lambda grad, condition: where(condition, grad, 0.0),
+           "other": lambda grad, condition: where(condition, 0.0, grad)},
+)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcasting)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    check_tensor(condition, "where", "condition")
+    if condition.dtype is not D.bool:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype.name}"
+        )
+    check_tensor_or_number(input, "where", "input")
+    check_tensor_or_number(other, "where", "other")
+    dt = D.result_type(input, other)
+    r = call(_where_op, (condition, _scalar_as(input, dt), _scalar_as(other, dt)), (), dt, None)
+    return with_out(r, out, "where")
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``."""
+    return with_out(input + weight * (end - input), out, "lerp")
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``."""
+    return with_out(input + value * tensor1 * tensor2, out, "addcmul")
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``."""
+    return with_out(input + value * tensor1 / tensor2, out, "addcdiv")
+
+
+_isclose_op = defop(
+    "isclose",
+    {SS: lambda be, a, b, rtol, atol, equal_nan: be.xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)},
+    inputs=("input", "other"), params=("rtol", "atol", "equal_nan"),
+)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (bool tensor)."""
+    check_tensor(input, "isclose")
+    check_tensor(other, "isclose", "other")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"isclose(): {input.dtype.name} did not match {other.dtype.name}; convert one first"
+        )
+    return call(_isclose_op, (input, other), (rtol, atol, equal_nan), D.bool, None)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements."""
+    check_tensor(input, "equal")
+    check_tensor(other, "equal", "other")
+    return tuple(input.shape) == tuple(other.shape) and bool(eq(input, other).all().item())
+
+
+# ---- derived in-place variants ----
+
+abs_ = inplace_of(abs)
+absolute_ = inplace_of(absolute, "absolute_")
+neg_ = inplace_of(neg)
+negative_ = inplace_of(negative, "negative_")
+sign_ = inplace_of(sign)
+sgn_ = inplace_of(sgn)
+sqrt_ = inplace_of(sqrt)
+rsqrt_ = inplace_of(rsqrt)
+square_ = inplace_of(square)
+exp_ = inplace_of(exp)
+exp2_ = inplace_of(exp2)
+expm1_ = inplace_of(expm1)
+log_ = inplace_of(log)
+log2_ = inplace_of(log2)
+log10_ = inplace_of(log10)
+log1p_ = inplace_of(log1p)
+sin_ = inplace_of(sin)
+cos_ = inplace_of(cos)
+tan_ = inplace_of(tan)
+asin_ = inplace_of(asin)
+acos_ = inplace_of(acos)
+atan_ = inplace_of(atan)
+arcsin_ = inplace_of(asin, "arcsin_")
+arccos_ = inplace_of(acos, "arccos_")
+arctan_ = inplace_of(atan, "arctan_")
+sinh_ = inplace_of(sinh)
+cosh_ = inplace_of(cosh)
+tanh_ = inplace_of(tanh)
+asinh_ = inplace_of(asinh)
+acosh_ = inplace_of(acosh)
+atanh_ = inplace_of(atanh)
+arcsinh_ = inplace_of(asinh, "arcsinh_")
+arccosh_ = inplace_of(acosh, "arccosh_")
+arctanh_ = inplace_of(atanh, "arctanh_")
+sigmoid_ = inplace_of(sigmoid)
+relu_ = inplace_of(relu)
+ceil_ = inplace_of(ceil)
+floor_ = inplace_of(floor)
+trunc_ = inplace_of(trunc)
+fix_ = inplace_of(trunc, "fix_")
+frac_ = inplace_of(frac)
+reciprocal_ = inplace_of(reciprocal)
+erf_ = inplace_of(erf)
+erfc_ = inplace_of(erfc)
+erfinv_ = inplace_of(erfinv)
+logical_not_ = inplace_of(logical_not)
+bitwise_not_ = inplace_of(bitwise_not)
+deg2rad_ = inplace_of(deg2rad)
+rad2deg_ = inplace_of(rad2deg)
+lgamma_ = inplace_of(lgamma)
+digamma_ = inplace_of(digamma)
+sinc_ = inplace_of(sinc)
+round_ = inplace_of(round)
+logit_ = inplace_of(logit)
+nan_to_num_ = inplace_of(nan_to_num)
+clamp_ = inplace_of(clamp)
+clip_ = inplace_of(clamp, "clip_")
+clamp_min_ = inplace_of(clamp_min)
+clamp_max_ = inplace_of(clamp_max)
+pow_ = inplace_of(pow)
+add_ = inplace_of(add)
+sub_ = inplace_of(sub)
+subtract_ = inplace_of(sub, "subtract_")
+mul_ = inplace_of(mul)
+multiply_ = inplace_of(mul, "multiply_")
+div_ = inplace_of(div)
+divide_ = inplace_of(div, "divide_")
+true_divide_ = inplace_of(true_divide, "true_divide_")
+floor_divide_ = inplace_of(floor_divide)
+remainder_ = inplace_of(remainder)
+fmod_ = inplace_of(fmod)
+atan2_ = inplace_of(atan2)
+hypot_ = inplace_of(hypot)
+xlogy_ = inplace_of(xlogy)
+copysign_ = inplace_of(copysign)
+eq_ = inplace_of(eq)
+ne_ = inplace_of(ne)
+lt_ = inplace_of(lt)
+le_ = inplace_of(le)
+gt_ = inplace_of(gt)
+ge_ = inplace_of(ge)
+logical_and_ = inplace_of(logical_and)
+logical_or_ = inplace_of(logical_or)
+logical_xor_ = inplace_of(logical_xor)
+bitwise_and_ = inplace_of(bitwise_and)
+bitwise_or_ = inplace_of(bitwise_or)
+bitwise_xor_ = inplace_of(bitwise_xor)
+lerp_ = inplace_of(lerp)
+addcmul_ = inplace_of(addcmul)
+addcdiv_ = inplace_of(addcdiv)
+
+
+def _public_names(namespace, exclude):
+    """Public op names of a module: declared ops and functions defined by op modules."""
+    out = []
+    for n, v in namespace.items():
+        if n.startswith("_") or n in exclude:
+            continue
+        if isinstance(v, (Unary, Binary)) or getattr(v, "__module__", "").startswith("sparsetorch._ops"):
+            if callable(v) and not isinstance(v, type):
+                out.append(n)
+    return out
+
+
+__all__ = _public_names(globals(), {"unary", "binary", "call", "defop", "record", "wrap",
+                                    "check_tensor", "check_tensor_or_number", "inplace_of",
+                                    "is_scalar", "with_out"})

@@ -1,0 +1,692 @@
+"""One-line Tensor methods that forward to the op table (``x.op(*a)`` is ``_ops.op(x, *a)``).
+
+Kept apart from ``_tensor.py`` (the data model) so each stays small. No logic lives here;
+``tests/test_registry.py`` checks that every forward reaches a public op.
+"""
+
+__all__ = ["TensorMethods"]
+
+
+class TensorMethods:
+    __slots__ = ()
+
+    # ---- pointwise: unary (x.op() and x.op_()) ----
+    def abs(self):
+        return _ops.abs(self)
+    def abs_(self):
+        return _ops.abs_(self)
+    def absolute(self):
+        return _ops.absolute(self)
+    def absolute_(self):
+        return _ops.absolute_(self)
+    def neg(self):
+        return _ops.neg(self)
+    def neg_(self):
+        return _ops.neg_(self)
+    def negative(self):
+        return _ops.negative(self)
+    def negative_(self):
+        return _ops.negative_(self)
+    def sign(self):
+        return _ops.sign(self)
+    def sign_(self):
+        return _ops.sign_(self)
+    def sgn(self):
+        return _ops.sgn(self)
+    def sgn_(self):
+        return _ops.sgn_(self)
+    def sqrt(self):
+        return _ops.sqrt(self)
+    def sqrt_(self):
+        return _ops.sqrt_(self)
+    def rsqrt(self):
+        return _ops.rsqrt(self)
+    def rsqrt_(self):
+        return _ops.rsqrt_(self)
+    def square(self):
+        return _ops.square(self)
+    def square_(self):
+        return _ops.square_(self)
+    def exp(self):
+        return _ops.exp(self)
+    def exp_(self):
+        return _ops.exp_(self)
+    def exp2(self):
+        return _ops.exp2(self)
+    def exp2_(self):
+        return _ops.exp2_(self)
+    def expm1(self):
+        return _ops.expm1(self)
+    def expm1_(self):
+        return _ops.expm1_(self)
+    def log(self):
+        return _ops.log(self)
+    def log_(self):
+        return _ops.log_(self)
+    def log2(self):
+        return _ops.log2(self)
+    def log2_(self):
+        return _ops.log2_(self)
+    def log10(self):
+        return _ops.log10(self)
+    def log10_(self):
+        return _ops.log10_(self)
+    def log1p(self):
+        return _ops.log1p(self)
+    def log1p_(self):
+        return _ops.log1p_(self)
+    def sin(self):
+        return _ops.sin(self)
+    def sin_(self):
+        return _ops.sin_(self)
+    def cos(self):
+        return _ops.cos(self)
+    def cos_(self):
+        return _ops.cos_(self)
+    def tan(self):
+        return _ops.tan(self)
+    def tan_(self):
+        return _ops.tan_(self)
+    def asin(self):
+        return _ops.asin(self)
+    def asin_(self):
+        return _ops.asin_(self)
+    def acos(self):
+        return _ops.acos(self)
+    def acos_(self):
+        return _ops.acos_(self)
+    def atan(self):
+        return _ops.atan(self)
+    def atan_(self):
+        return _ops.atan_(self)
+    def arcsin(self):
+        return _ops.arcsin(self)
+    def arcsin_(self):
+        return _ops.arcsin_(self)
+    def arccos(self):
+        return _ops.arccos(self)
+    def arccos_(self):
+        return _ops.arccos_(self)
+    def arctan(self):
+        return _ops.arctan(self)
+    def arctan_(self):
+        return _ops.arctan_(self)
+    def sinh(self):
+        return _ops.sinh(self)
+    def sinh_(self):
+        return _ops.sinh_(self)
+    def cosh(self):
+        return _ops.cosh(self)
+    def cosh_(self):
+        return _ops.cosh_(self)
+    def tanh(self):
+        return _ops.tanh(self)
+    def tanh_(self):
+        return _ops.tanh_(self)
+    def asinh(self):
+        return _ops.asinh(self)
+    def asinh_(self):
+        return _ops.asinh_(self)
+    def acosh(self):
+        return _ops.acosh(self)
+    def acosh_(self):
+        return _ops.acosh_(self)
+    def atanh(self):
+        return _ops.atanh(self)
+    def atanh_(self):
+        return _ops.atanh_(self)
+    def arcsinh(self):
+        return _ops.arcsinh(self)
+    def arcsinh_(self):
+        return _ops.arcsinh_(self)
+    def arccosh(self):
+        return _ops.arccosh(self)
+    def arccosh_(self):
+        return _ops.arccosh_(self)
+    def arctanh(self):
+        return _ops.arctanh(self)
+    def arctanh_(self):
+        return _ops.arctanh_(self)
+    def sigmoid(self):
+        return _ops.sigmoid(self)
+    def sigmoid_(self):
+        return _ops.sigmoid_(self)
+    def relu(self):
+        return _ops.relu(self)
+    def relu_(self):
+        return _ops.relu_(self)
+    def ceil(self):
+        return _ops.ceil(self)
+    def ceil_(self):
+        return _ops.ceil_(self)
+    def floor(self):
+        return _ops.floor(self)
+    def floor_(self):
+        return _ops.floor_(self)
+    def trunc(self):
+        return _ops.trunc(self)
+    def trunc_(self):
+        return _ops.trunc_(self)
+    def fix(self):
+        return _ops.fix(self)
+    def fix_(self):
+        return _ops.fix_(self)
+    def frac(self):
+        return _ops.frac(self)
+    def frac_(self):
+        return _ops.frac_(self)
+    def reciprocal(self):
+        return _ops.reciprocal(self)
+    def reciprocal_(self):
+        return _ops.reciprocal_(self)
+    def erf(self):
+        return _ops.erf(self)
+    def erf_(self):
+        return _ops.erf_(self)
+    def erfc(self):
+        return _ops.erfc(self)
+    def erfc_(self):
+        return _ops.erfc_(self)
+    def erfinv(self):
+        return _ops.erfinv(self)
+    def erfinv_(self):
+        return _ops.erfinv_(self)
+    def logical_not(self):
+        return _ops.logical_not(self)
+    def logical_not_(self):
+        return _ops.logical_not_(self)
+    def bitwise_not(self):
+        return _ops.bitwise_not(self)
+    def bitwise_not_(self):
+        return _ops.bitwise_not_(self)
+    def isnan(self):
+        return _ops.isnan(self)
+    def isinf(self):
+        return _ops.isinf(self)
+    def isfinite(self):
+        return _ops.isfinite(self)
+    def isposinf(self):
+        return _ops.isposinf(self)
+    def isneginf(self):
+        return _ops.isneginf(self)
+    def isreal(self):
+        return _ops.isreal(self)
+    def signbit(self):
+        return _ops.signbit(self)
+    def conj(self):
+        return _ops.conj(self)
+    def angle(self):
+        return _ops.angle(self)
+    def deg2rad(self):
+        return _ops.deg2rad(self)
+    def deg2rad_(self):
+        return _ops.deg2rad_(self)
+    def rad2deg(self):
+        return _ops.rad2deg(self)
+    def rad2deg_(self):
+        return _ops.rad2deg_(self)
+    def lgamma(self):
+        return _ops.lgamma(self)
+    def lgamma_(self):
+        return _ops.lgamma_(self)
+    def digamma(self):
+        return _ops.digamma(self)
+    def digamma_(self):
+        return _ops.digamma_(self)
+    def sinc(self):
+        return _ops.sinc(self)
+    def sinc_(self):
+        return _ops.sinc_(self)
+    def round(self, decimals=0):
+        return _ops.round(self, decimals=decimals)
+    def round_(self, decimals=0):
+        return _ops.round_(self, decimals=decimals)
+    def logit(self, eps=None):
+        return _ops.logit(self, eps)
+    def logit_(self, eps=None):
+        return _ops.logit_(self, eps)
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _ops.nan_to_num(self, nan, posinf, neginf)
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return _ops.nan_to_num_(self, nan, posinf, neginf)
+    def clamp(self, min=None, max=None):
+        return _ops.clamp(self, min, max)
+    def clamp_(self, min=None, max=None):
+        return _ops.clamp_(self, min, max)
+    def clip(self, min=None, max=None):
+        return _ops.clip(self, min, max)
+    def clip_(self, min=None, max=None):
+        return _ops.clip_(self, min, max)
+    def clamp_min(self, min):
+        return _ops.clamp_min(self, min)
+    def clamp_min_(self, min):
+        return _ops.clamp_min_(self, min)
+    def clamp_max(self, max):
+        return _ops.clamp_max(self, max)
+    def clamp_max_(self, max):
+        return _ops.clamp_max_(self, max)
+    def pow(self, exponent):
+        return _ops.pow(self, exponent)
+    def pow_(self, exponent):
+        return _ops.pow_(self, exponent)
+    def float_power(self, exponent):
+        return _ops.float_power(self, exponent)
+
+    # ---- pointwise: binary ----
+    def add(self, other, *, alpha=1):
+        return _ops.add(self, other, alpha=alpha)
+    def add_(self, other, *, alpha=1):
+        return _ops.add_(self, other, alpha=alpha)
+    def sub(self, other, *, alpha=1):
+        return _ops.sub(self, other, alpha=alpha)
+    def sub_(self, other, *, alpha=1):
+        return _ops.sub_(self, other, alpha=alpha)
+    def subtract(self, other, *, alpha=1):
+        return _ops.subtract(self, other, alpha=alpha)
+    def subtract_(self, other, *, alpha=1):
+        return _ops.subtract_(self, other, alpha=alpha)
+    def mul(self, other):
+        return _ops.mul(self, other)
+    def mul_(self, other):
+        return _ops.mul_(self, other)
+    def multiply(self, other):
+        return _ops.multiply(self, other)
+    def multiply_(self, other):
+        return _ops.multiply_(self, other)
+    def div(self, other, *, rounding_mode=None):
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+    def div_(self, other, *, rounding_mode=None):
+        return _ops.div_(self, other, rounding_mode=rounding_mode)
+    def divide(self, other, *, rounding_mode=None):
+        return _ops.divide(self, other, rounding_mode=rounding_mode)
+    def divide_(self, other, *, rounding_mode=None):
+        return _ops.divide_(self, other, rounding_mode=rounding_mode)
+    def true_divide(self, other):
+        return _ops.true_divide(self, other)
+    def true_divide_(self, other):
+        return _ops.true_divide_(self, other)
+    def floor_divide(self, other):
+        return _ops.floor_divide(self, other)
+    def floor_divide_(self, other):
+        return _ops.floor_divide_(self, other)
+    def remainder(self, other):
+        return _ops.remainder(self, other)
+    def remainder_(self, other):
+        return _ops.remainder_(self, other)
+    def fmod(self, other):
+        return _ops.fmod(self, other)
+    def fmod_(self, other):
+        return _ops.fmod_(self, other)
+    def maximum(self, other):
+        return _ops.maximum(self, other)
+    def minimum(self, other):
+        return _ops.minimum(self, other)
+    def fmax(self, other):
+        return _ops.fmax(self, other)
+    def fmin(self, other):
+        return _ops.fmin(self, other)
+    def atan2(self, other):
+        return _ops.atan2(self, other)
+    def atan2_(self, other):
+        return _ops.atan2_(self, other)
+    def arctan2(self, other):
+        return _ops.arctan2(self, other)
+    def hypot(self, other):
+        return _ops.hypot(self, other)
+    def hypot_(self, other):
+        return _ops.hypot_(self, other)
+    def xlogy(self, other):
+        return _ops.xlogy(self, other)
+    def xlogy_(self, other):
+        return _ops.xlogy_(self, other)
+    def logaddexp(self, other):
+        return _ops.logaddexp(self, other)
+    def copysign(self, other):
+        return _ops.copysign(self, other)
+    def copysign_(self, other):
+        return _ops.copysign_(self, other)
+    def heaviside(self, values):
+        return _ops.heaviside(self, values)
+    def eq(self, other):
+        return _ops.eq(self, other)
+    def eq_(self, other):
+        return _ops.eq_(self, other)
+    def ne(self, other):
+        return _ops.ne(self, other)
+    def ne_(self, other):
+        return _ops.ne_(self, other)
+    def lt(self, other):
+        return _ops.lt(self, other)
+    def lt_(self, other):
+        return _ops.lt_(self, other)
+    def le(self, other):
+        return _ops.le(self, other)
+    def le_(self, other):
+        return _ops.le_(self, other)
+    def gt(self, other):
+        return _ops.gt(self, other)
+    def gt_(self, other):
+        return _ops.gt_(self, other)
+    def ge(self, other):
+        return _ops.ge(self, other)
+    def ge_(self, other):
+        return _ops.ge_(self, other)
+    def greater(self, other):
+        return _ops.greater(self, other)
+    def less(self, other):
+        return _ops.less(self, other)
+    def greater_equal(self, other):
+        return _ops.greater_equal(self, other)
+    def less_equal(self, other):
+        return _ops.less_equal(self, other)
+    def not_equal(self, other):
+        return _ops.not_equal(self, other)
+    def logical_and(self, other):
+        return _ops.logical_and(self, other)
+    def logical_and_(self, other):
+        return _ops.logical_and_(self, other)
+    def logical_or(self, other):
+        return _ops.logical_or(self, other)
+    def logical_or_(self, other):
+        return _ops.logical_or_(self, other)
+    def logical_xor(self, other):
+        return _ops.logical_xor(self, other)
+    def logical_xor_(self, other):
+        return _ops.logical_xor_(self, other)
+    def bitwise_and(self, other):
+        return _ops.bitwise_and(self, other)
+    def bitwise_and_(self, other):
+        return _ops.bitwise_and_(self, other)
+    def bitwise_or(self, other):
+        return _ops.bitwise_or(self, other)
+    def bitwise_or_(self, other):
+        return _ops.bitwise_or_(self, other)
+    def bitwise_xor(self, other):
+        return _ops.bitwise_xor(self, other)
+    def bitwise_xor_(self, other):
+        return _ops.bitwise_xor_(self, other)
+    def lerp(self, end, weight):
+        return _ops.lerp(self, end, weight)
+    def lerp_(self, end, weight):
+        return _ops.lerp_(self, end, weight)
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return _ops.addcmul(self, tensor1, tensor2, value=value)
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return _ops.addcmul_(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return _ops.addcdiv(self, tensor1, tensor2, value=value)
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return _ops.addcdiv_(self, tensor1, tensor2, value=value)
+
+    # ---- pointwise: other ----
+    def equal(self, other):
+        return _ops.equal(self, other)
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _ops.allclose(self, other, rtol, atol, equal_nan)
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _ops.isclose(self, other, rtol, atol, equal_nan)
+    def where(self, condition, other):
+        return _ops.where(condition, self, other)
+
+    # ---- reductions ----
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.sum(self, dim, keepdim, dtype=dtype)
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.nansum(self, dim, keepdim, dtype=dtype)
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.mean(self, dim, keepdim, dtype=dtype)
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.nanmean(self, dim, keepdim, dtype=dtype)
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.prod(self, dim, keepdim, dtype=dtype)
+    def amax(self, dim=(), keepdim=False):
+        return _ops.amax(self, dim, keepdim)
+    def amin(self, dim=(), keepdim=False):
+        return _ops.amin(self, dim, keepdim)
+    def max(self, dim=None, keepdim=False):
+        return _ops.max(self, dim, keepdim)
+    def min(self, dim=None, keepdim=False):
+        return _ops.min(self, dim, keepdim)
+    def argmax(self, dim=None, keepdim=False):
+        return _ops.argmax(self, dim, keepdim)
+    def argmin(self, dim=None, keepdim=False):
+        return _ops.argmin(self, dim, keepdim)
+    def aminmax(self, *, dim=None, keepdim=False):
+        return _ops.aminmax(self, dim=dim, keepdim=keepdim)
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+    def norm(self, p='fro', dim=None, keepdim=False, dtype=None):
+        return _ops.norm(self, p, dim, keepdim, dtype)
+    def logsumexp(self, dim, keepdim=False):
+        return _ops.logsumexp(self, dim, keepdim)
+    def all(self, dim=None, keepdim=False):
+        return _ops.all(self, dim, keepdim)
+    def any(self, dim=None, keepdim=False):
+        return _ops.any(self, dim, keepdim)
+    def count_nonzero(self, dim=None):
+        return _ops.count_nonzero(self, dim)
+    def cumsum(self, dim, *, dtype=None):
+        return _ops.cumsum(self, dim, dtype=dtype)
+    def cumprod(self, dim, *, dtype=None):
+        return _ops.cumprod(self, dim, dtype=dtype)
+    def cummax(self, dim):
+        return _ops.cummax(self, dim)
+    def cummin(self, dim):
+        return _ops.cummin(self, dim)
+    def softmax(self, dim, dtype=None):
+        return _ops.softmax(self, dim, dtype)
+    def log_softmax(self, dim, dtype=None):
+        return _ops.log_softmax(self, dim, dtype)
+    def median(self, dim=None, keepdim=False):
+        return _ops.median(self, dim, keepdim)
+    def sort(self, dim=-1, descending=False, stable=False):
+        return _ops.sort(self, dim, descending, stable=stable)
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _ops.argsort(self, dim, descending, stable=stable)
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return _ops.topk(self, k, dim, largest, sorted)
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return _ops.kthvalue(self, k, dim, keepdim)
+
+    # ---- linear algebra ----
+    def mm(self, mat2):
+        return _ops.mm(self, mat2)
+    def matmul(self, other):
+        return _ops.matmul(self, other)
+    def bmm(self, mat2):
+        return _ops.bmm(self, mat2)
+    def mv(self, vec):
+        return _ops.mv(self, vec)
+    def dot(self, other):
+        return _ops.dot(self, other)
+    def vdot(self, other):
+        return _ops.vdot(self, other)
+    def inner(self, other):
+        return _ops.inner(self, other)
+    def outer(self, vec2):
+        return _ops.outer(self, vec2)
+    def ger(self, vec2):
+        return _ops.ger(self, vec2)
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        return _ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return _ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        return _ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return _ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        return _ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        return _ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+    def diag(self, diagonal=0):
+        return _ops.diag(self, diagonal)
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _ops.diagonal(self, offset, dim1, dim2)
+    def trace(self):
+        return _ops.trace(self)
+    def tril(self, diagonal=0):
+        return _ops.tril(self, diagonal)
+    def tril_(self, diagonal=0):
+        return _ops.tril_(self, diagonal)
+    def triu(self, diagonal=0):
+        return _ops.triu(self, diagonal)
+    def triu_(self, diagonal=0):
+        return _ops.triu_(self, diagonal)
+    def cross(self, other, dim=None):
+        return _ops.cross(self, other, dim)
+
+    # ---- shape and views ----
+    def view(self, *shape):
+        return _ops.view(self, *shape)
+    def view_as(self, other):
+        return _ops.view_as(self, other)
+    def reshape(self, *shape):
+        return _ops.reshape(self, *shape)
+    def reshape_as(self, other):
+        return _ops.reshape_as(self, other)
+    def transpose(self, dim0, dim1):
+        return _ops.transpose(self, dim0, dim1)
+    def transpose_(self, dim0, dim1):
+        return _ops.transpose_(self, dim0, dim1)
+    def swapaxes(self, axis0, axis1):
+        return _ops.swapaxes(self, axis0, axis1)
+    def swapdims(self, dim0, dim1):
+        return _ops.swapdims(self, dim0, dim1)
+    def t(self):
+        return _ops.t(self)
+    def t_(self):
+        return _ops.t_(self)
+    def permute(self, *dims):
+        return _ops.permute(self, *dims)
+    def squeeze(self, dim=None):
+        return _ops.squeeze(self, dim)
+    def squeeze_(self, dim=None):
+        return _ops.squeeze_(self, dim)
+    def unsqueeze(self, dim):
+        return _ops.unsqueeze(self, dim)
+    def unsqueeze_(self, dim):
+        return _ops.unsqueeze_(self, dim)
+    def expand(self, *sizes):
+        return _ops.expand(self, *sizes)
+    def expand_as(self, other):
+        return _ops.expand_as(self, other)
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _ops.flatten(self, start_dim, end_dim)
+    def unflatten(self, dim, sizes):
+        return _ops.unflatten(self, dim, sizes)
+    def ravel(self):
+        return _ops.ravel(self)
+    def narrow(self, dim, start, length):
+        return _ops.narrow(self, dim, start, length)
+    def select(self, dim, index):
+        return _ops.select(self, dim, index)
+    def split(self, split_size, dim=0):
+        return _ops.split(self, split_size, dim)
+    def chunk(self, chunks, dim=0):
+        return _ops.chunk(self, chunks, dim)
+    def unbind(self, dim=0):
+        return _ops.unbind(self, dim)
+    def flip(self, *dims):
+        return _ops.flip(self, *dims)
+    def fliplr(self):
+        return _ops.fliplr(self)
+    def flipud(self):
+        return _ops.flipud(self)
+    def roll(self, shifts, dims=None):
+        return _ops.roll(self, shifts, dims)
+    def repeat(self, *sizes):
+        return _ops.repeat(self, *sizes)
+    def tile(self, *dims):
+        return _ops.tile(self, *dims)
+    def movedim(self, source, destination):
+        return _ops.movedim(self, source, destination)
+    def moveaxis(self, source, destination):
+        return _ops.moveaxis(self, source, destination)
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        return _ops.repeat_interleave(self, repeats, dim, output_size=output_size)
+    def unfold(self, dimension, size, step):
+        return _ops.unfold(self, dimension, size, step)
+
+    # ---- indexing and scatter/gather ----
+    def index_select(self, dim, index):
+        return _ops.index_select(self, dim, index)
+    def gather(self, dim, index, *, sparse_grad=False):
+        return _ops.gather(self, dim, index)
+    def take(self, index):
+        return _ops.take(self, index)
+    def take_along_dim(self, indices, dim=None):
+        return _ops.take_along_dim(self, indices, dim)
+    def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+        return _ops.scatter(self, dim, index, src, value, reduce=reduce)
+    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+        return _ops.scatter_(self, dim, index, src, value, reduce=reduce)
+    def scatter_add(self, dim, index, src):
+        return _ops.scatter_add(self, dim, index, src)
+    def scatter_add_(self, dim, index, src):
+        return _ops.scatter_add_(self, dim, index, src)
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return _ops.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _ops.index_add_(self, dim, index, source, alpha=alpha)
+    def index_copy(self, dim, index, source):
+        return _ops.index_copy(self, dim, index, source)
+    def index_copy_(self, dim, index, source):
+        return _ops.index_copy_(self, dim, index, source)
+    def index_fill(self, dim, index, value):
+        return _ops.index_fill(self, dim, index, value)
+    def index_fill_(self, dim, index, value):
+        return _ops.index_fill_(self, dim, index, value)
+    def index_put(self, indices, values, accumulate=False):
+        return _ops.index_put(self, indices, values, accumulate)
+    def index_put_(self, indices, values, accumulate=False):
+        return _ops.index_put_(self, indices, values, accumulate)
+    def masked_fill(self, mask, value):
+        return _ops.masked_fill(self, mask, value)
+    def masked_fill_(self, mask, value):
+        return _ops.masked_fill_(self, mask, value)
+    def masked_select(self, mask):
+        return _ops.masked_select(self, mask)
+    def masked_scatter(self, mask, source):
+        return _ops.masked_scatter(self, mask, source)
+    def masked_scatter_(self, mask, source):
+        return _ops.masked_scatter_(self, mask, source)
+    def nonzero(self, *, as_tuple=False):
+        return _ops.nonzero(self, as_tuple=as_tuple)
+    def argwhere(self):
+        return _ops.argwhere(self)
+
+    # ---- in-place fills and random ----
+    def zero_(self):
+        return _ops.zero_(self)
+    def fill_(self, value):
+        return _ops.fill_(self, value)
+    def copy_(self, src, non_blocking=False):
+        return _ops.copy_(self, src)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        return _ops.uniform_(self, a, b, generator=generator)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return _ops.normal_(self, mean, std, generator=generator)
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return _ops.bernoulli_(self, p, generator=generator)
+    def random_(self, from_=0, to=None, *, generator=None):
+        return _ops.random_(self, from_, to, generator=generator)
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return _ops.exponential_(self, lambd, generator=generator)
+    def bernoulli(self, p=None, *, generator=None):
+        return _ops.bernoulli(self, p, generator=generator)
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _ops.multinomial(self, num_samples, replacement, generator=generator)
+
+
+_ops = None  # bound by _tensor.py once the op modules are imported (import cycle)

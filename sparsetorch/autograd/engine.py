@@ -1,0 +1,287 @@
+"""The backward engine: runs graph nodes once each, in dependency order, without recursion.
+
+Dependency counting (HIPS autograd's ``toposort``): a node runs when every node that feeds it a
+gradient has run, so a 10,000-op chain needs no recursion. Broadcasting and dtype changes of
+an op's inputs are undone here, in one place, after each node.
+"""
+
+from .. import _dispatch
+from .grad_mode import GRAD_ENABLED
+from .graph import AccumulateGrad
+
+__all__ = ["backward", "grad"]
+
+
+def _tensors(x, what):
+    Tensor = _dispatch.Tensor
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        for t in x:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{what}: expected Tensors, got {type(t).__name__}")
+        return list(x)
+    raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got {type(x).__name__}")
+
+
+def _root_grads(outputs, grad_outputs, what):
+    Tensor = _dispatch.Tensor
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    else:
+        grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs; pass one "
+            "gradient per output"
+        )
+    roots, grads = [], []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs; pass gradient= "
+                    f"(a tensor of shape {list(out.shape)}) to backward()"
+                )
+            from .. import _ops
+
+            g = _ops.ones_like(out)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"{what}: gradients must be Tensors, got {type(g).__name__}")
+            if tuple(g.shape) != tuple(out.shape):
+                raise RuntimeError(
+                    f"{what}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
+                    f"and output[{i}] has a shape of {list(out.shape)}."
+                )
+        roots.append(_dispatch.edge(out))
+        grads.append(g)
+    return roots, grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the ``.grad`` of the leaves (torch.autograd.backward)."""
+    outputs = _tensors(tensors, "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots, grads = _root_grads(outputs, grad_tensors, "backward")
+    if inputs is not None:
+        inputs = _tensors(inputs, "backward(inputs=)")
+        if not inputs:
+            raise RuntimeError("backward(): 'inputs' argument to backward() cannot be empty.")
+        got = _run(roots, grads, retain_graph, create_graph, [_input_edge(t) for t in inputs])
+        for t, g in zip(inputs, got):
+            if g is not None:
+                _accumulate(t, g, create_graph, set())
+        return
+    _run(roots, grads, retain_graph, create_graph, None)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) without touching ``.grad`` (torch.autograd.grad)."""
+    outs = _tensors(outputs, "grad(outputs)")
+    ins = _tensors(inputs, "grad(inputs)")
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) is not supported; loop over the batch.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in ins:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots, grads = _root_grads(outs, grad_outputs, "grad")
+    got = _run(roots, grads, retain_graph, create_graph, [_input_edge(t) for t in ins])
+    result = []
+    for t, g in zip(ins, got):
+        if g is None:
+            if materialize_grads:
+                from .. import _ops
+
+                g = _ops.zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _input_edge(t):
+    if t.grad_fn is not None:
+        return _dispatch.edge(t)
+    return (_dispatch.grad_accumulator(t), 0)
+
+
+def _graph(root_nodes):
+    """Dependency counts and parent lists of every node reachable from the roots (iterative)."""
+    deps, parents = {}, {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            parents.setdefault(child, []).append(node)
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps, parents, seen
+
+
+def _needed(capture_nodes, parents, seen):
+    """Nodes from which a captured node can be reached (the only ones autograd.grad must run)."""
+    need = set()
+    stack = [n for n in capture_nodes if n in seen]
+    while stack:
+        n = stack.pop()
+        if n in need:
+            continue
+        need.add(n)
+        stack.extend(parents.get(n, ()))
+    return need
+
+
+def _run(roots, grads, retain_graph, create_graph, capture):
+    root_nodes = [n for n, _ in roots if n is not None]
+    deps, parents, seen = _graph(root_nodes)
+    buffers = {}
+    for (node, nr), g in zip(roots, grads):
+        if node is not None:
+            _add_to_buffer(buffers, node, nr, g)
+    captured = None
+    need = None
+    if capture is not None:
+        captured = [None] * len(capture)
+        cap_index = {}
+        for i, e in enumerate(capture):
+            cap_index.setdefault(e, []).append(i)
+        need = _needed({n for n, _ in capture}, parents, seen)
+    handed = {id(g._data) for g in grads}
+    ready = []
+    for n in dict.fromkeys(root_nodes):
+        if deps.get(n, 0) == 0:
+            ready.append(n)
+    token = GRAD_ENABLED.set(bool(create_graph))
+    try:
+        while ready:
+            node = ready.pop()
+            gl = buffers.pop(node, None)
+            if gl is None:
+                gl = [None] * node.num_outputs
+            if node._pre_hooks and any(g is not None for g in gl):
+                for h in list(node._pre_hooks.values()):
+                    r = h(tuple(gl))
+                    if r is not None:
+                        gl = list(r)
+            if captured is not None:
+                for nr, g in enumerate(gl):
+                    for i in cap_index.get((node, nr), ()):
+                        captured[i] = g
+            if node.__class__ is AccumulateGrad:
+                if capture is None and gl[0] is not None:
+                    _accumulate(node.variable, gl[0], create_graph, handed)
+                continue
+            if (need is None or node in need) and any(g is not None for g in gl):
+                in_grads = _apply(node, gl)
+            else:
+                in_grads = None
+            if not retain_graph:
+                release = getattr(node, "release", None)
+                if release is not None:
+                    release()
+            for i, (child, nr) in enumerate(node.next_functions):
+                if child is None:
+                    continue
+                g = in_grads[i] if in_grads is not None else None
+                if g is not None:
+                    _add_to_buffer(buffers, child, nr, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    ready.append(child)
+    finally:
+        GRAD_ENABLED.reset(token)
+    return captured
+
+
+def _apply(node, gl):
+    in_grads = node.apply(gl)
+    if node._hooks:
+        for h in list(node._hooks.values()):
+            r = h(tuple(in_grads), tuple(gl))
+            if r is not None:
+                in_grads = list(r)
+    meta = getattr(node, "meta", None)
+    if meta is None:
+        return in_grads
+    in_grads = list(in_grads)
+    for i, g in enumerate(in_grads):
+        if g is None or meta[i] is None:
+            continue
+        shape, dtype, _layout = meta[i]
+        if g.shape != shape:
+            g = sum_to(g, shape)
+        if g.dtype is not dtype:
+            g = g.to(dtype)
+        in_grads[i] = g
+    return in_grads
+
+
+def sum_to(g, shape):
+    """Undo broadcasting: sum ``g`` down to ``shape`` (leading dims, then size-1 dims)."""
+    shape = tuple(shape)
+    gshape = tuple(g.shape)
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"gradient of shape {list(gshape)} cannot be reduced to {list(shape)}")
+    if lead:
+        g = g.sum(dim=tuple(range(lead)))
+    ones = tuple(i for i, (a, b) in enumerate(zip(shape, gshape[lead:])) if a == 1 and b != 1)
+    if ones:
+        g = g.sum(dim=ones, keepdim=True)
+    if tuple(g.shape) != shape:
+        raise RuntimeError(f"gradient of shape {list(gshape)} cannot be reduced to {list(shape)}")
+    return g
+
+
+def _add_to_buffer(buffers, node, nr, g):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.num_outputs
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _accumulate(var, g, create_graph, handed):
+    if not create_graph:
+        g = g.detach()
+    if var.grad is None:
+        if id(g._data) in handed or _is_view_data(g):
+            g = g.clone()
+        handed.add(id(g._data))
+        var.grad = g
+    elif create_graph or var.grad._rg:
+        var.grad = var.grad + g
+    elif var.grad.layout is g.layout and var.grad.layout.name == "strided" and var.grad.shape == g.shape:
+        from .grad_mode import no_grad
+
+        with no_grad():
+            var.grad.add_(g)
+    else:
+        var.grad = var.grad + g
+
+
+def _is_view_data(g):
+    return getattr(g._data, "base", None) is not None
