@@ -198,8 +198,13 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     key = tuple(key)
     kernel = op.strided if op.strided is not None and _all_dense(key) else op.kernel_for(key)
     be = CPU if dev is CPU_DEVICE else get_backend(dev)
-    data = kernel(be, *payloads, *params)
+    try:
+        data = kernel(be, *payloads, *params)
+    except (ValueError, TypeError) as e:
+        raise kernel_error(op, inputs, e) from None
     dt = out_dtype or compute_dtype or first.dtype
+    if data.__class__ in SCALAR_TYPES:  # NumPy ufuncs return scalars for 0-d inputs
+        data = be.xp.asarray(data)
     lay = result_layout(data)
     if lay is strided and data.dtype is not dt.np and data.dtype != dt.np:
         data = data.astype(dt.np)
@@ -214,6 +219,29 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     return result
 
 
+def kernel_error(op, inputs, e):
+    """Turn a NumPy/SciPy error from inside a kernel into a torch-style error naming the op."""
+    shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+    msg = str(e)
+    if "broadcast" in msg and len(shapes) >= 2:
+        return RuntimeError(f"{op.name}(): " + broadcast_message(shapes))
+    dtypes = ", ".join(x.dtype.name for x in inputs if isinstance(x, Tensor))
+    return RuntimeError(f"{op.name}(): {msg} (input shapes {shapes}, dtypes {dtypes})")
+
+
+def broadcast_message(shapes):
+    """torch's text for shapes that do not broadcast."""
+    a, b = shapes[0], shapes[1]
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            dim = max(len(a), len(b)) - i
+            return (f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                    f"non-singleton dimension {dim}")
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
+
+
 def _all_dense(key):
     for k in key:
         if k is not strided and k is not SCALAR:
@@ -222,6 +250,7 @@ def _all_dense(key):
 
 
 _PAYLOAD_LAYOUT = {}
+SCALAR_TYPES = frozenset(d.np.type for d in D.ALL)
 
 
 def result_layout(data):

@@ -20,6 +20,7 @@ from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, 
 S = (strided,)
 SS = (strided, strided)
 _grad_enabled = GRAD_ENABLED.get
+_SCALAR_TYPES = _dispatch.SCALAR_TYPES
 _new = object.__new__
 
 # dtype rules
@@ -167,7 +168,7 @@ logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), None, BOO
 
 def _bitwise_not_kernel(be, x):
     if x.dtype.kind == "f" or x.dtype.kind == "c":
-        raise TypeError("bitwise_not(): only integer and bool tensors are supported")
+        raise RuntimeError("bitwise_not(): only integer and bool tensors are supported")
     return be.xp.invert(x)
 
 
@@ -299,11 +300,12 @@ class Binary:
     promotion and the generic dispatcher (PERF-NOTES.md spike 1).
     """
 
-    __slots__ = ("op", "rule", "__name__", "__dict__", "kernel")
+    __slots__ = ("op", "rule", "__name__", "__dict__", "kernel", "fast")
 
     def __init__(self, op, rule, doc):
         self.op = op
         self.rule = rule
+        self.fast = rule in (PROMOTE, TRUE_DIV, COMPARE)  # same-float-dtype result rule is trivial
         self.kernel = op.strided
         self.__name__ = op.name
         self.__doc__ = doc
@@ -311,11 +313,16 @@ class Binary:
     def __call__(self, input, other, *, out=None):
         if input.__class__ is Tensor and other.__class__ is Tensor:
             dt = input.dtype
-            if (dt is other.dtype and dt.is_floating_point and input.layout is strided
+            if (dt is other.dtype and dt.is_floating_point and self.fast and input.layout is strided
                     and other.layout is strided and input.device is other.device):
                 dev = input.device
-                data = self.kernel(CPU if dev is CPU_DEVICE else _dispatch.get_backend(dev),
-                                   input._data, other._data)
+                try:
+                    data = self.kernel(CPU if dev is CPU_DEVICE else _dispatch.get_backend(dev),
+                                       input._data, other._data)
+                except (ValueError, TypeError) as e:
+                    raise _dispatch.kernel_error(self.op, (input, other), e) from None
+                if data.__class__ in _SCALAR_TYPES:
+                    data = CPU.xp.asarray(data) if dev is CPU_DEVICE else _dispatch.get_backend(dev).xp.asarray(data)
                 t = _new(Tensor)
                 t._data = data
                 t.dtype = D.bool if self.rule is COMPARE else dt

@@ -1,0 +1,86 @@
+"""OpInfo: one row per op; the rows drive the generic tests in tests/test_ops_*.py.
+
+A row names the sparsetorch callable, a NumPy reference, sample inputs, dtypes, whether it is
+differentiable, and its bad inputs. Keep it lean (about 10 fields), as STYLE.md 7.6 asks.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+import sparsetorch as st
+
+FLOATS = (st.float32, st.float64)
+INTS = (st.int64, st.int32)
+
+
+@dataclass
+class Sample:
+    """``op(*args, **kwargs)``; Tensors among ``args`` (and list/tuple entries) are inputs."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass
+class ErrorInput:
+    sample: Sample
+    error: type
+    match: str  # regex the message must match (names the argument / what was wrong)
+
+
+@dataclass
+class OpInfo:
+    name: str
+    op: Callable
+    ref: Callable | None  # NumPy reference on the same args with Tensors turned into arrays
+    sample_inputs: Callable[[Any, bool], list]  # (dtype, requires_grad) -> [Sample]
+    dtypes: tuple = FLOATS
+    supports_autograd: bool = True
+    error_inputs: Callable[[], list] | None = None
+    method: str | None = None  # Tensor method of the same op (x.method(*rest, **kwargs))
+    inplace: str | None = None  # in-place method (x.clone().inplace(*rest)) compared with op
+    atol: float = 1e-5
+    rtol: float = 1.3e-6
+    grad_atol: float = 1e-5
+    xfail: dict = field(default_factory=dict)  # {(test, dtype_name): reason}
+    keeps_float32: bool = True  # float32 in, float32 (or bool/int) out: float64 must not leak
+
+
+def make(shape, dtype, requires_grad=False, low=-3.0, high=3.0, seed=0, positive=False):
+    """A deterministic test tensor (values drawn with NumPy, then wrapped)."""
+    rng = np.random.default_rng(abs(hash((shape, dtype.name, seed))) % (2**32))
+    if dtype.is_floating_point or dtype.is_complex:
+        lo = 0.5 if positive else low
+        a = rng.uniform(lo, high, size=shape)
+        if dtype.is_complex:
+            a = a + 1j * rng.uniform(lo, high, size=shape)
+    elif dtype is st.bool:
+        a = rng.integers(0, 2, size=shape).astype(bool)
+    else:
+        a = rng.integers(1 if positive else int(low), int(high) + 1, size=shape)
+    t = st.tensor(np.asarray(a), dtype=dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def to_numpy(x):
+    """Tensors -> NumPy arrays, recursively through lists/tuples; anything else unchanged."""
+    if isinstance(x, st.Tensor):
+        return x.detach().numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_numpy(v) for v in x)
+    return x
+
+
+def tensors_in(args):
+    out = []
+    for a in args:
+        if isinstance(a, st.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(tensors_in(a))
+    return out

@@ -1,0 +1,153 @@
+"""OpInfo rows for elementwise ops."""
+
+import numpy as np
+import scipy.special as sps
+
+import sparsetorch as st
+
+from ._core import ErrorInput, OpInfo, Sample, make
+
+SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
+
+
+def _unary_samples(positive=False, low=-3.0, high=3.0):
+    def samples(dtype, rg):
+        return [Sample((make(s, dtype, rg, low=low, high=high, positive=positive, seed=i),), name=str(s))
+                for i, s in enumerate(SHAPES)]
+    return samples
+
+
+def _unary_errors(op):
+    def errors():
+        return [ErrorInput(Sample(([1.0, 2.0],)), TypeError, "must be a Tensor")]
+    return errors
+
+
+def U(name, ref, *, positive=False, low=-3.0, high=3.0, grad=True, method=None, inplace=True, dtypes=None,
+      **kw):
+    op = getattr(st, name)
+    return OpInfo(
+        name=name, op=op, ref=ref, sample_inputs=_unary_samples(positive, low, high),
+        supports_autograd=grad, error_inputs=_unary_errors(op), method=method or name,
+        inplace=(name + "_") if inplace else None, dtypes=dtypes or (st.float32, st.float64), **kw,
+    )
+
+
+def _binary_samples(positive_other=False, nonzero_other=False):
+    def samples(dtype, rg):
+        def other(s, seed):
+            t = make(s, dtype, rg, positive=positive_other or nonzero_other, seed=seed)
+            return t
+        return [
+            Sample((make((3, 4), dtype, rg, seed=1), other((3, 4), 2)), name="same"),
+            Sample((make((3, 4), dtype, rg, seed=3), other((4,), 4)), name="broadcast-row"),
+            Sample((make((2, 1, 4), dtype, rg, seed=5), other((3, 1), 6)), name="broadcast-both"),
+            Sample((make((5,), dtype, rg, seed=7), 2.5 if not nonzero_other else 2.5), name="scalar"),
+            Sample((make((), dtype, rg, seed=8), other((), 9)), name="0-d"),
+        ]
+    return samples
+
+
+def _binary_errors(op):
+    def errors():
+        a, b = st.ones(2, 3), st.ones(4)
+        return [
+            ErrorInput(Sample((a, b)), RuntimeError, r"size|shape|broadcast"),
+            ErrorInput(Sample((a, "x")), TypeError, "must be a Tensor or a Python number"),
+        ]
+    return errors
+
+
+def B(name, ref, *, positive_other=False, nonzero_other=False, grad=True, inplace=True, method=None,
+      **kw):
+    op = getattr(st, name)
+    return OpInfo(
+        name=name, op=op, ref=ref, sample_inputs=_binary_samples(positive_other, nonzero_other),
+        supports_autograd=grad, error_inputs=_binary_errors(op), method=method or name,
+        inplace=(name + "_") if inplace else None, **kw,
+    )
+
+
+def _pos(f):
+    return f
+
+
+OPS = [
+    U("abs", np.abs, low=-3, high=3),
+    U("neg", np.negative),
+    U("sign", np.sign),
+    U("sgn", np.sign),
+    U("square", np.square),
+    U("relu", lambda x: np.maximum(x, 0)),
+    U("ceil", np.ceil), U("floor", np.floor), U("trunc", np.trunc), U("frac", lambda x: x - np.trunc(x)),
+    U("sqrt", np.sqrt, positive=True),
+    U("rsqrt", lambda x: 1 / np.sqrt(x), positive=True),
+    U("exp", np.exp), U("exp2", np.exp2), U("expm1", np.expm1),
+    U("log", np.log, positive=True), U("log2", np.log2, positive=True), U("log10", np.log10, positive=True),
+    U("log1p", np.log1p, positive=True),
+    U("sin", np.sin), U("cos", np.cos), U("tan", np.tan, low=-1.2, high=1.2),
+    U("asin", np.arcsin, low=-0.9, high=0.9), U("acos", np.arccos, low=-0.9, high=0.9), U("atan", np.arctan),
+    U("sinh", np.sinh), U("cosh", np.cosh), U("tanh", np.tanh),
+    U("asinh", np.arcsinh), U("acosh", np.arccosh, low=1.2, high=4.0), U("atanh", np.arctanh, low=-0.9, high=0.9),
+    U("sigmoid", sps.expit), U("reciprocal", lambda x: 1 / x, positive=True),
+    U("erf", sps.erf), U("erfc", sps.erfc), U("erfinv", sps.erfinv, low=-0.9, high=0.9),
+    U("lgamma", sps.gammaln, positive=True), U("digamma", sps.digamma, positive=True),
+    U("deg2rad", np.deg2rad), U("rad2deg", np.rad2deg), U("sinc", np.sinc),
+    U("isnan", np.isnan, grad=False, inplace=False), U("isinf", np.isinf, grad=False, inplace=False),
+    U("isfinite", np.isfinite, grad=False, inplace=False), U("signbit", np.signbit, grad=False, inplace=False),
+    U("logical_not", np.logical_not, grad=False, inplace=False),
+    OpInfo("clamp", st.clamp, lambda x, a, b: np.clip(x, a, b),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), -1.0, 1.5)), Sample((make((5,), dt, rg, seed=2), None, 0.5)),
+                           Sample((make((5,), dt, rg, seed=3), -0.5, None))],
+           method="clamp", inplace="clamp_",
+           error_inputs=lambda: [ErrorInput(Sample((st.ones(3), None, None)), RuntimeError, "At least one of 'min' or 'max'")]),
+    OpInfo("pow_scalar", st.pow, np.power,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True), 2.5)), Sample((make((4,), dt, rg, seed=1), 2)),
+                           Sample((make((4,), dt, rg, seed=2), 3)), Sample((make((), dt, rg, positive=True, seed=3), 0.5))],
+           method="pow", inplace="pow_"),
+    OpInfo("round", st.round, np.round,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg),))], method="round", inplace="round_"),
+    OpInfo("nan_to_num", st.nan_to_num, np.nan_to_num,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg),))], method="nan_to_num", inplace="nan_to_num_"),
+    B("add", np.add), B("sub", np.subtract), B("mul", np.multiply),
+    B("div", np.true_divide, nonzero_other=True),
+    B("atan2", np.arctan2, nonzero_other=True),
+    B("maximum", np.maximum, inplace=False), B("minimum", np.minimum, inplace=False),
+    B("fmax", np.fmax, inplace=False), B("fmin", np.fmin, inplace=False),
+    B("hypot", np.hypot, nonzero_other=True),
+    B("logaddexp", np.logaddexp, inplace=False),
+    B("remainder", np.remainder, nonzero_other=True, grad=False),
+    B("fmod", np.fmod, nonzero_other=True, grad=False),
+    B("eq", np.equal, grad=False), B("ne", np.not_equal, grad=False), B("lt", np.less, grad=False),
+    B("le", np.less_equal, grad=False), B("gt", np.greater, grad=False), B("ge", np.greater_equal, grad=False),
+    B("logical_and", np.logical_and, grad=False), B("logical_or", np.logical_or, grad=False),
+    B("logical_xor", np.logical_xor, grad=False),
+    OpInfo("pow_tensor", st.pow, np.power,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True), make((3, 4), dt, rg, seed=2))),
+                           Sample((make((3, 4), dt, rg, positive=True, seed=3), make((4,), dt, rg, seed=4)))],
+           method="pow", inplace="pow_"),
+    OpInfo("where", st.where, lambda c, a, b: np.where(c, a, b),
+           lambda dt, rg: [Sample((make((3, 4), st.bool, seed=1), make((3, 4), dt, rg, seed=2), make((3, 4), dt, rg, seed=3))),
+                           Sample((make((3, 4), st.bool, seed=4), make((4,), dt, rg, seed=5), 0.0))],
+           error_inputs=lambda: [ErrorInput(Sample((st.ones(3), st.ones(3), st.ones(3))), RuntimeError,
+                                            "condition to be a boolean")]),
+    OpInfo("lerp", st.lerp, lambda a, b, w: a + w * (b - a),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=1), 0.3))],
+           method="lerp", inplace="lerp_"),
+    OpInfo("addcmul", st.addcmul, lambda a, b, c, value=1: a + value * b * c,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=1), make((4,), dt, rg, seed=2)),
+                                  {"value": 0.5})],
+           method="addcmul", inplace="addcmul_"),
+    OpInfo("addcdiv", st.addcdiv, lambda a, b, c, value=1: a + value * b / c,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=1), make((4,), dt, rg, seed=2, positive=True)),
+                                  {"value": 0.5})],
+           method="addcdiv", inplace="addcdiv_"),
+    OpInfo("bitwise_and", st.bitwise_and, np.bitwise_and,
+           lambda dt, rg: [Sample((make((3, 4), dt, seed=1), make((3, 4), dt, seed=2)))],
+           dtypes=(st.int64, st.int32, st.bool), supports_autograd=False, method="bitwise_and",
+           inplace="bitwise_and_",
+           error_inputs=lambda: [ErrorInput(Sample((st.ones(3), st.ones(3))), RuntimeError, "only integer and bool")]),
+    OpInfo("add_int", st.add, np.add,
+           lambda dt, rg: [Sample((make((3, 4), dt, seed=1), make((4,), dt, seed=2))), Sample((make((3,), dt, seed=3), 2))],
+           dtypes=(st.int64, st.int32, st.int16, st.uint8), supports_autograd=False, method="add", inplace="add_"),
+]
