@@ -357,16 +357,16 @@ class Tensor(TensorMethods):
 
     # ---- Python operators ----
     def __add__(self, other):
-        return _ops.add(self, other)
+        return _pw._add(self, other)
 
     def __radd__(self, other):
-        return _ops.add(self, other)
+        return _pw._add(self, other)
 
     def __iadd__(self, other):
         return _ops.add_(self, other)
 
     def __sub__(self, other):
-        return _ops.sub(self, other)
+        return _pw._sub(self, other)
 
     def __rsub__(self, other):
         return _ops.rsub(self, other)
@@ -375,16 +375,16 @@ class Tensor(TensorMethods):
         return _ops.sub_(self, other)
 
     def __mul__(self, other):
-        return _ops.mul(self, other)
+        return _pw.mul(self, other)
 
     def __rmul__(self, other):
-        return _ops.mul(self, other)
+        return _pw.mul(self, other)
 
     def __imul__(self, other):
         return _ops.mul_(self, other)
 
     def __truediv__(self, other):
-        return _ops.div(self, other)
+        return _pw._div(self, other)
 
     def __rtruediv__(self, other):
         return _ops.rdiv(self, other)
@@ -465,22 +465,22 @@ class Tensor(TensorMethods):
         return _ops.bitwise_xor_(self, other)
 
     def __eq__(self, other):
-        return _ops.eq(self, other)
+        return _pw.eq(self, other)
 
     def __ne__(self, other):
-        return _ops.ne(self, other)
+        return _pw.ne(self, other)
 
     def __lt__(self, other):
-        return _ops.lt(self, other)
+        return _pw.lt(self, other)
 
     def __le__(self, other):
-        return _ops.le(self, other)
+        return _pw.le(self, other)
 
     def __gt__(self, other):
-        return _ops.gt(self, other)
+        return _pw.gt(self, other)
 
     def __ge__(self, other):
-        return _ops.ge(self, other)
+        return _pw.ge(self, other)
 
     def __getitem__(self, key):
         return _ops.getitem(self, key)
@@ -503,5 +503,6 @@ def _dim(dim, ndim, what):
 _dispatch.Tensor = Tensor
 from . import _ops  # noqa: E402  (ops import Tensor; methods resolve ops at call time)
 from . import _tensor_methods  # noqa: E402
+from ._ops import pointwise as _pw  # noqa: E402  (operators call the op objects directly)
 
 _tensor_methods._ops = _ops

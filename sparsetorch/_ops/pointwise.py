@@ -293,39 +293,37 @@ def logit(input, eps=None, *, out=None):
 PROMOTE, TRUE_DIV, COMPARE, LOGICAL, BITWISE = "promote", "true_div", "compare", "logical", "bitwise"
 
 
-class Binary:
-    """A declared binary op with torch's promotion rule; calling it runs the op.
+def make_binary(op, rule, doc, ufunc_name=None):
+    """The public function of a binary op with torch's promotion rule.
 
-    The fast path (two strided tensors of the same floating dtype on one device) skips
-    promotion and the generic dispatcher (PERF-NOTES.md spike 1).
+    Its fast path (two strided tensors of the same floating dtype on one device) skips promotion
+    and the generic dispatcher, and on the CPU calls the NumPy ufunc directly (PERF-NOTES.md
+    spike 1). A plain function, not a callable object: that saves ~60 ns per tiny op.
     """
+    kernel = op.strided
+    fast = rule in (PROMOTE, TRUE_DIV, COMPARE)  # a same-float-dtype result rule is trivial
+    cpu_ufunc = getattr(CPU.xp, ufunc_name) if ufunc_name else None
+    compare = rule is COMPARE
+    name = op.name
 
-    __slots__ = ("op", "rule", "__name__", "__dict__", "kernel", "fast")
-
-    def __init__(self, op, rule, doc):
-        self.op = op
-        self.rule = rule
-        self.fast = rule in (PROMOTE, TRUE_DIV, COMPARE)  # same-float-dtype result rule is trivial
-        self.kernel = op.strided
-        self.__name__ = op.name
-        self.__doc__ = doc
-
-    def __call__(self, input, other, *, out=None):
+    def fn(input, other, out=None):
         if input.__class__ is Tensor and other.__class__ is Tensor:
             dt = input.dtype
-            if (dt is other.dtype and dt.is_floating_point and self.fast and input.layout is strided
+            if (dt is other.dtype and fast and dt.is_floating_point and input.layout is strided
                     and other.layout is strided and input.device is other.device):
                 dev = input.device
                 try:
-                    data = self.kernel(CPU if dev is CPU_DEVICE else _dispatch.get_backend(dev),
-                                       input._data, other._data)
+                    if dev is CPU_DEVICE and cpu_ufunc is not None:
+                        data = cpu_ufunc(input._data, other._data)
+                    else:
+                        data = kernel(_dispatch.get_backend(dev), input._data, other._data)
                 except (ValueError, TypeError) as e:
-                    raise _dispatch.kernel_error(self.op, (input, other), e) from None
+                    raise _dispatch.kernel_error(op, (input, other), e) from None
                 if data.__class__ in _SCALAR_TYPES:
-                    data = CPU.xp.asarray(data) if dev is CPU_DEVICE else _dispatch.get_backend(dev).xp.asarray(data)
+                    data = _dispatch.get_backend(dev).xp.asarray(data)
                 t = _new(Tensor)
                 t._data = data
-                t.dtype = D.bool if self.rule is COMPARE else dt
+                t.dtype = D.bool if compare else dt
                 t.device = dev
                 t.layout = strided
                 t._rg = False
@@ -333,33 +331,37 @@ class Binary:
                 t.grad_fn = None
                 t._vc = None
                 t._extra = None
-                if (input._rg or other._rg) and _grad_enabled() and self.rule is not COMPARE:
-                    record(self.op, t, (input, other), ())
+                if (input._rg or other._rg) and not compare and _grad_enabled():
+                    record(op, t, (input, other), ())
                 if out is not None:
-                    return with_out(t, out, self.__name__)
+                    return with_out(t, out, name)
                 return t
-        return self.slow(input, other, out)
+        return _binary_slow(op, rule, input, other, out)
 
-    def slow(self, input, other, out):
-        name = self.__name__
-        check_tensor_or_number(input, name, "input")
-        check_tensor_or_number(other, name, "other")
-        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): at least one of 'input' and 'other' must be a Tensor")
-        dt = D.result_type(input, other)
-        rule = self.rule
-        if rule is TRUE_DIV and not (dt.is_floating_point or dt.is_complex):
-            dt = D.get_default_dtype()
-        if rule is BITWISE and (dt.is_floating_point or dt.is_complex):
-            raise RuntimeError(
-                f"{name}(): only integer and bool tensors are supported, got {dt.name}"
-            )
-        out_dt = D.bool if rule is COMPARE or rule is LOGICAL else dt
-        if rule is LOGICAL:
-            r = call(self.op, (input, other), (), D.bool, None)
-        else:
-            r = call(self.op, (_scalar_as(input, dt), _scalar_as(other, dt)), (), out_dt, dt)
-        return with_out(r, out, name) if out is not None else r
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn.op = op
+    fn.rule = rule
+    return fn
+
+
+def _binary_slow(op, rule, input, other, out):
+    name = op.name
+    check_tensor_or_number(input, name, "input")
+    check_tensor_or_number(other, name, "other")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): at least one of 'input' and 'other' must be a Tensor")
+    dt = D.result_type(input, other)
+    if rule is TRUE_DIV and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    if rule is BITWISE and (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name}(): only integer and bool tensors are supported, got {dt.name}")
+    out_dt = D.bool if rule is COMPARE or rule is LOGICAL else dt
+    if rule is LOGICAL:
+        r = call(op, (input, other), (), D.bool, None)
+    else:
+        r = call(op, (_scalar_as(input, dt), _scalar_as(other, dt)), (), out_dt, dt)
+    return with_out(r, out, name) if out is not None else r
 
 
 def _scalar_as(x, dt):
@@ -378,19 +380,33 @@ def _scalar_as(x, dt):
 
 
 def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None):
+    """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc."""
+    ufunc_name = None
+    if isinstance(fn, str):
+        ufunc_name = fn
+        fn = _ufunc_kernel(fn)
     op = defop(name, {SS: fn}, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
-    return Binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).")
+    return make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
+                       ufunc_name)
 
 
-_add = binary("add", lambda be, a, b: be.xp.add(a, b),
+def _ufunc_kernel(name):
+    def kernel(be, a, b):
+        return getattr(be.xp, name)(a, b)
+
+    kernel.__name__ = name
+    return kernel
+
+
+_add = binary("add", "add",
               {"input": lambda grad: grad, "other": lambda grad: grad}, zero_preserving=True)
-_sub = binary("sub", lambda be, a, b: be.xp.subtract(a, b),
+_sub = binary("sub", "subtract",
               {"input": lambda grad: grad, "other": lambda grad: -grad}, zero_preserving=True)
-mul = binary("mul", lambda be, a, b: be.xp.multiply(a, b),
+mul = binary("mul", "multiply",
              {"input": lambda grad, other: grad * other, "other": lambda grad, input: grad * input},
              zero_preserving=True)
 multiply = mul
-_div = binary("div", lambda be, a, b: be.xp.true_divide(a, b),
+_div = binary("div", "true_divide",
               {"input": lambda grad, other: grad / other,
                "other": lambda grad, input, other: -grad * input / (other * other)}, TRUE_DIV)
 true_divide = _div
@@ -413,10 +429,10 @@ fmod = binary("fmod", lambda be, a, b: be.xp.fmod(a, b),
 _pow = binary("pow", lambda be, a, b: be.xp.power(a, b),
               {"input": lambda grad, input, other: grad * other * input ** (other - 1),
                "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()})
-maximum = binary("maximum", lambda be, a, b: be.xp.maximum(a, b),
+maximum = binary("maximum", "maximum",
                  {"input": lambda grad, input, other: grad * _max_mask(input, other),
                   "other": lambda grad, input, other: grad * _max_mask(other, input)})
-minimum = binary("minimum", lambda be, a, b: be.xp.minimum(a, b),
+minimum = binary("minimum", "minimum",
                  {"input": lambda grad, input, other: grad * _max_mask(other, input),
                   "other": lambda grad, input, other: grad * _max_mask(input, other)})
 fmax = binary("fmax", lambda be, a, b: be.xp.fmax(a, b),
@@ -453,12 +469,12 @@ def _max_mask(a, b):
 
 # ---- comparisons and logic (bool results) ----
 
-eq = binary("eq", lambda be, a, b: be.xp.equal(a, b), rule=COMPARE)
-ne = binary("ne", lambda be, a, b: be.xp.not_equal(a, b), rule=COMPARE)
-lt = binary("lt", lambda be, a, b: be.xp.less(a, b), rule=COMPARE)
-le = binary("le", lambda be, a, b: be.xp.less_equal(a, b), rule=COMPARE)
-gt = binary("gt", lambda be, a, b: be.xp.greater(a, b), rule=COMPARE)
-ge = binary("ge", lambda be, a, b: be.xp.greater_equal(a, b), rule=COMPARE)
+eq = binary("eq", "equal", rule=COMPARE)
+ne = binary("ne", "not_equal", rule=COMPARE)
+lt = binary("lt", "less", rule=COMPARE)
+le = binary("le", "less_equal", rule=COMPARE)
+gt = binary("gt", "greater", rule=COMPARE)
+ge = binary("ge", "greater_equal", rule=COMPARE)
 greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 logical_and = binary("logical_and", lambda be, a, b: be.xp.logical_and(a, b), rule=LOGICAL)
 logical_or = binary("logical_or", lambda be, a, b: be.xp.logical_or(a, b), rule=LOGICAL)
@@ -751,12 +767,12 @@ def _public_names(namespace, exclude):
     for n, v in namespace.items():
         if n.startswith("_") or n in exclude:
             continue
-        if isinstance(v, (Unary, Binary)) or getattr(v, "__module__", "").startswith("sparsetorch._ops"):
+        if isinstance(v, Unary) or getattr(v, "__module__", "").startswith("sparsetorch._ops"):
             if callable(v) and not isinstance(v, type):
                 out.append(n)
     return out
 
 
-__all__ = _public_names(globals(), {"unary", "binary", "call", "defop", "record", "wrap",
+__all__ = _public_names(globals(), {"unary", "binary", "make_binary", "call", "defop", "record", "wrap",
                                     "check_tensor", "check_tensor_or_number", "inplace_of",
                                     "is_scalar", "with_out"})
