@@ -473,7 +473,14 @@ def assign_into(self, r, name):
             f"{self.dtype.name}"
         )
     if self.layout is strided:
-        get_backend(self.device).xp.copyto(self._data, r._data, casting="unsafe")
+        try:
+            get_backend(self.device).xp.copyto(self._data, r._data, casting="unsafe")
+        except ValueError:  # read-only payload: an expanded view (its elements share memory)
+            raise RuntimeError(
+                f"{name}(): unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location. Please clone() the tensor before performing "
+                "the operation."
+            ) from None
     else:
         self._data = cast_payload(r, self.dtype)
     bump_version(self)

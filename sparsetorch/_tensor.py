@@ -304,7 +304,7 @@ class Tensor(TensorMethods):
     def __format__(self, spec):
         if self.ndim == 0 and self.layout is strided:
             return format(self.item(), spec)
-        return repr(self)
+        return object.__format__(self, spec)  # TypeError for a non-empty spec, as torch
 
     def __bool__(self):
         return _ops.to_bool(self)

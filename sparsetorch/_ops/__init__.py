@@ -11,5 +11,6 @@ from .linalg import *  # noqa: F401,F403
 from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torch names)
     array_protocol, index_value, item, payload_numpy, scalar_value, tensor_repr, to_bool,
     to_numpy, tolist, type_,
+    deepcopy_tensor, dlpack, dlpack_device, reduce_tensor,
 )
 from .pointwise import rdiv, rfloordiv, rpow, rremainder, rsub  # noqa: F401 - reflected operators

@@ -1,21 +1,26 @@
-"""Conversions: dtype/device (``to``), clone/contiguous, Python and NumPy interop, repr."""
+"""Conversions: dtype/device (``to``), clone/contiguous, Python and NumPy interop, DLPack,
+pickling and deepcopy. The repr lives in ``_repr.py``."""
 
-import numbers
+import copy as _copy
 
-import numpy as np  # host-side interop (numpy(), __array__, item); kernels never import it
+import numpy as np  # host-side interop (numpy(), __array__, item, repr); kernels never import it
 
 from .. import _dtype as D
 from .._backend import get_backend
-from .._device import as_device, device
+from .._device import CPU, as_device, device
 from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._tensor import Tensor
+from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
 from ._util import check_tensor
 
-__all__ = ["clone", "contiguous", "to"]
+__all__ = ["clone", "contiguous", "to", "from_dlpack", "set_printoptions"]
+
 
 S = (strided,)
 
+
+# ---- clone, contiguous, to ----
 
 def _astype_kernel(be, x, np_dtype):
     return x.astype(np_dtype)
@@ -23,7 +28,8 @@ def _astype_kernel(be, x, np_dtype):
 
 _to_dtype_op = defop("_to_copy", {S: _astype_kernel}, params=("np_dtype",),
                      grads={"input": lambda grad: grad}, zero_preserving=True)
-_clone_op = defop("clone", {S: lambda be, x: x.copy()}, grads={"input": lambda grad: grad},
+# order="K" keeps the strides of a dense non-contiguous input (torch's preserve_format)
+_clone_op = defop("clone", {S: lambda be, x: x.copy(order="K")}, grads={"input": lambda grad: grad},
                   zero_preserving=True)
 _contiguous_op = defop("contiguous", {S: lambda be, x: be.xp.ascontiguousarray(x)},
                        grads={"input": lambda grad: grad}, zero_preserving=True)
@@ -48,76 +54,88 @@ def clone(input, *, memory_format=None):
     return call(_clone_op, (input,))
 
 
-def contiguous(input):
+def contiguous(input, memory_format=None):
+    """``input`` itself if it is C-contiguous, else a contiguous copy (differentiable)."""
     check_tensor(input, "contiguous")
-    if input.layout is not strided or _is_c_contiguous(input._data):
+    if input.layout is not strided or input._data.flags.c_contiguous:
         return input
     return call(_contiguous_op, (input,))
 
 
-def _is_c_contiguous(a):
-    return a.flags.c_contiguous
+def _bad_to(args, kwargs):
+    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    return TypeError(
+        f"to() received an invalid combination of arguments - got ({got}), but expected one of: "
+        "(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None), "
+        "(dtype, non_blocking=False, copy=False, *, memory_format=None), "
+        "(Tensor other, non_blocking=False, copy=False, *, memory_format=None)"
+    )
+
+
+def _is_device(x):
+    return isinstance(x, (str, device)) or (x.__class__ is int)
 
 
 def _parse_to(args, kwargs):
-    """Parse torch's overloads: to(dtype), to(device, dtype), to(tensor), plus keywords."""
-    dtype = kwargs.pop("dtype", None)
-    dev = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, D.dtype):
-            dtype = a
-        elif isinstance(a, (str, device)) or (isinstance(a, int) and not isinstance(a, bool)):
-            dev = a
-        elif isinstance(a, Tensor):
-            dtype, dev = a.dtype, a.device
-        elif isinstance(a, bool):
-            copy = a if len(args) > 1 else copy
-        elif a is None:
-            continue
-        else:
-            raise TypeError(
-                f"to() received an invalid combination of arguments: got {type(a).__name__}; "
-                "expected a dtype, a device, or a Tensor"
-            )
-    return dtype, (as_device(dev) if dev is not None else None), copy
+    """torch's three ``to`` overloads -> (dtype, device, copy)."""
+    kw = dict(kwargs)
+    opts = {k: kw.pop(k) for k in ("non_blocking", "copy", "memory_format") if k in kw}
+    dtype = dev = None
+    if args and isinstance(args[0], Tensor):
+        names = ("other", "non_blocking", "copy")
+        if kw:
+            raise _bad_to(args, kwargs)
+        dtype, dev = args[0].dtype, args[0].device
+    elif args and isinstance(args[0], D.dtype):
+        names = ("dtype", "non_blocking", "copy")
+        if kw:
+            raise _bad_to(args, kwargs)
+        dtype = args[0]
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+        dev = kw.pop("device", None)
+        dtype = kw.pop("dtype", None)
+        if kw:
+            raise _bad_to(args, kwargs)
+        if args:
+            dev = args[0]
+        if len(args) > 1:
+            dtype = args[1]
+        if dev is not None and not _is_device(dev):
+            raise _bad_to(args, kwargs)
+        if dtype is not None and not isinstance(dtype, D.dtype):
+            raise _bad_to(args, kwargs)
+    if len(args) > len(names):
+        raise _bad_to(args, kwargs)
+    for name, a in zip(names[1:], args[1:]):
+        if name in ("non_blocking", "copy"):
+            if not isinstance(a, bool) or name in opts:
+                raise _bad_to(args, kwargs)
+            opts[name] = a
+    return dtype, (as_device(dev) if dev is not None else None), bool(opts.get("copy", False))
 
 
 def to(input, *args, **kwargs):
-    """Convert dtype and/or device; returns ``input`` itself when nothing changes (unless copy)."""
+    """Performs dtype and/or device conversion.
+
+    Overloads: ``to(dtype)``, ``to(device=None, dtype=None)``, ``to(other)``, each with
+    ``non_blocking=False, copy=False``. Returns ``input`` itself when nothing changes and
+    ``copy`` is False; the conversion is differentiable.
+    """
     check_tensor(input, "to")
-    dtype, dev, copy = _parse_to(args, dict(kwargs))
+    dtype, dev, copy = _parse_to(args, kwargs)
     r = input
     if dev is not None and dev != input.device:
         r = call(_to_device_op, (r,), (dev, input.device))
         r.device = dev
         copy = False
     if dtype is not None and dtype is not r.dtype:
-        if r.layout is strided:
-            r = call(_to_dtype_op, (r,), (dtype.np,), dtype)
-        else:
-            r = call(_to_dtype_op, (r,), (dtype,), dtype)
+        param = dtype.np if r.layout is strided else dtype
+        r = call(_to_dtype_op, (r,), (param,), dtype)
         copy = False
     if copy:
         r = clone(r)
     return r
-
-
-def type_(input, dtype=None):
-    """``x.type()`` -> type string; ``x.type(dtype)`` -> converted tensor."""
-    if dtype is None:
-        return "sparsetorch." + _TYPE_NAMES.get(input.dtype.name, input.dtype.name)
-    if isinstance(dtype, str):
-        name = dtype.rsplit(".", 1)[-1]
-        for k, v in _TYPE_NAMES.items():
-            if v == name:
-                return to(input, getattr(D, k))
-        raise ValueError(f"invalid type: {dtype!r}")
-    return to(input, dtype)
 
 
 _TYPE_NAMES = {
@@ -126,6 +144,25 @@ _TYPE_NAMES = {
     "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
     "complex128": "ComplexDoubleTensor",
 }
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def type_(input, dtype=None):
+    """``x.type()`` -> ``'sparsetorch.FloatTensor'`` etc.; ``x.type(t)`` converts to ``t``
+    (a dtype or a type string such as ``'torch.DoubleTensor'``)."""
+    if dtype is None:
+        mid = ".cuda" if input.device.type == "cuda" else ""
+        mid += ".sparse" if input.layout.name == "sparse_coo" else ""
+        return f"sparsetorch{mid}." + _TYPE_NAMES[input.dtype.name]
+    if isinstance(dtype, D.dtype):
+        return to(input, dtype)
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None)
+    if isinstance(name, str):
+        parts = name.split(".")
+        if parts[-1] in _BY_TYPE_NAME:
+            r = to(input, getattr(D, _BY_TYPE_NAME[parts[-1]]))
+            return to(r, "cuda") if "cuda" in parts[:-1] else r
+    raise ValueError(f"invalid type: {dtype!r}")
 
 
 # ---- Python scalars and NumPy ----
@@ -142,72 +179,67 @@ def _host(t):
 
 def item(input):
     """The value of a one-element tensor as a Python number."""
-    if input.numel() != 1:
-        raise RuntimeError(
-            f"a Tensor with {input.numel()} elements cannot be converted to Scalar"
-        )
-    return _host(input).reshape(()).item()
+    n = input.numel()
+    if n != 1:
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return _host(input).item(0) if input.layout is strided else _host(input.to_dense()).item(0)
 
 
 def tolist(input):
-    """The tensor as (nested) Python lists of numbers."""
+    """The tensor as (nested) Python lists of numbers (a number for a 0-d tensor)."""
     return _host(input).tolist()
 
 
 def to_numpy(input, force=False):
-    """``x.numpy()``: shares memory with a CPU tensor."""
-    if input._rg and not force:
-        raise RuntimeError(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-        )
-    if input.device.type != "cpu" and not force:
-        raise TypeError(
-            f"can't convert {input.device} device type tensor to numpy. Use Tensor.cpu() to copy "
-            "the tensor to host memory first."
-        )
+    """``x.numpy()``: a NumPy array sharing memory with a CPU tensor.
+
+    ``force=True`` also detaches and copies from the GPU (torch's semantics).
+    """
+    if not force:
+        if input._rg:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        if input.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {input.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
     return _host(input)
 
 
 def array_protocol(input, dtype=None, copy=None):
-    """``np.asarray(x)`` for dense CPU tensors (NumPy 2 ``copy=`` keyword honoured)."""
-    if input.layout is not strided:
-        raise TypeError(
-            f"can't convert {input.layout.name} layout tensor to numpy. Use Tensor.to_dense() first."
-        )
-    if input.device.type != "cpu":
-        raise TypeError(
-            f"can't convert {input.device} device type tensor to numpy. Use Tensor.cpu() first."
-        )
-    a = input._data
+    """``np.asarray(x)`` for dense CPU tensors, with NumPy 2's ``copy=`` semantics:
+    ``copy=False`` raises ValueError when a copy (dtype conversion) would be needed."""
+    a = to_numpy(input)
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
-            raise ValueError("__array__: a dtype conversion needs a copy, but copy=False was given")
+            raise ValueError(
+                f"Unable to avoid copy while creating an array as requested: the tensor has dtype "
+                f"{a.dtype} but {np.dtype(dtype)} was requested (copy=False)."
+            )
         return a.astype(dtype)
-    if copy:
-        return a.copy()
-    return a
+    return a.copy() if copy else a
 
 
 def to_bool(input):
-    if input.numel() != 1:
-        raise RuntimeError(
-            f"Boolean value of Tensor with more than one value is ambiguous (it has {input.numel()} "
-            "elements); use .any() or .all()"
-        )
+    n = input.numel()
+    if n != 1:
+        what = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
     return bool(item(input))
 
 
 def scalar_value(input, kind):
     if input.numel() != 1:
-        raise TypeError(f"only one element tensors can be converted to Python scalars")
+        raise ValueError("only one element tensors can be converted to Python scalars")
     return item(input)
 
 
 def index_value(input):
     if input.numel() != 1 or input.dtype.is_floating_point or input.dtype.is_complex:
-        raise TypeError(
-            "only integer tensors of a single element can be converted to an index"
-        )
+        raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(item(input))
 
 
@@ -215,57 +247,145 @@ def payload_numpy(t):
     return _host(t)
 
 
-def is_number(x):
-    return isinstance(x, numbers.Number)
+# ---- DLPack ----
+
+def dlpack(input, stream=None, max_version=None, dl_device=None, copy=None):
+    """``x.__dlpack__()``: export a dense tensor through its array's DLPack (zero-copy)."""
+    if input.layout is not strided:
+        raise BufferError(f"Can't export tensors with layout {input.layout.name} via DLPack; "
+                          "call .to_dense() first")
+    if input._rg:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    a = input._data
+    if any(s < 0 for s in a.strides):
+        if not copy:  # several consumers (torch among them) cannot import negative strides
+            raise BufferError("Can't export a tensor with negative strides via DLPack without "
+                              "a copy; call .contiguous() first or pass copy=True")
+        a = a.copy()
+    kw = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                            ("dl_device", dl_device), ("copy", copy)) if v is not None}
+    try:
+        return a.__dlpack__(**kw)
+    except TypeError:  # an array library that predates the DLPack 1.0 keywords
+        return a.__dlpack__() if stream is None else a.__dlpack__(stream=stream)
 
 
-# ---- repr ----
+def dlpack_device(input):
+    if input.layout is not strided:
+        raise BufferError(f"{input.layout.name} tensors have no DLPack device")
+    return input._data.__dlpack_device__()
 
-def tensor_repr(t):
-    """torch-like repr: ``tensor([...], dtype=..., requires_grad=True)``."""
-    if t.layout is not strided:
-        from ..sparse import _repr  # noqa: F401 - sparse layouts print their payload
 
-        return _repr.sparse_repr(t)
-    a = _host(t)
-    body = _format_array(a, t.dtype)
-    extras = []
-    if t.device.type != "cpu":
-        extras.append(f"device='{t.device}'")
-    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool) and not (
-        t.dtype is D.default_complex()
-    ):
-        extras.append(f"dtype={t.dtype!r}")
-    if a.size == 0 and a.ndim != 1:
-        extras.insert(0, f"size={tuple(a.shape)}")
+class _Capsule:
+    """A legacy DLPack capsule (``to_dlpack()`` output), taken to live on the CPU."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with any object that supports DLPack (NumPy, torch, CuPy, ...).
+
+    >>> t = from_dlpack(np.arange(3.0)); t.dtype
+    sparsetorch.float64
+    """
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor.detach()
+    if type(ext_tensor).__name__ == "PyCapsule":
+        ext_tensor = _Capsule(ext_tensor)
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(
+            f"from_dlpack(): expected an object with __dlpack__ (or a DLPack capsule), got "
+            f"{type(ext_tensor).__name__}"
+        )
+    dev_type, dev_id = ext_tensor.__dlpack_device__()
+    if int(dev_type) == 1:  # kDLCPU
+        arr, dev = np.from_dlpack(ext_tensor), CPU
+    elif int(dev_type) in (2, 3, 13):  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+        dev = device("cuda", int(dev_id))
+        arr = get_backend(dev).xp.from_dlpack(ext_tensor)
+    else:
+        raise RuntimeError(f"from_dlpack(): unsupported DLPack device type {int(dev_type)}")
+    return wrap(arr, D.from_numpy_dtype(arr.dtype), dev, strided)
+
+
+# ---- pickling and deepcopy ----
+
+def _rebuild_tensor(cls, data, dtype, lay, dev, requires_grad, state):
+    t = wrap(data, dtype, dev, lay)
+    if cls is not Tensor:
+        t = _as_subclass(t, cls)
+    t._rg = requires_grad
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def _as_subclass(t, cls):
+    s = object.__new__(cls)
+    for k in ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra"):
+        setattr(s, k, getattr(t, k))
+    return s
+
+
+def reduce_tensor(t):
+    """``__reduce_ex__``: data (the view's own elements), dtype, layout, device, requires_grad
+    and instance attributes. The graph (``grad_fn``) and ``.grad`` are not pickled."""
+    state = getattr(t, "__dict__", None) or None
+    return (_rebuild_tensor, (type(t), t._data, t.dtype, t.layout, t.device, t._rg, state))
+
+
+def _deepcopy_array(a, memo):
+    """Copy an ndarray; views of one buffer copied under the same ``memo`` keep sharing it."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.base is not None or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return a.copy(order="K")
+    new_root = memo.get(id(root))
+    if new_root is None:
+        new_root = root.copy(order="K")
+        memo[id(root)] = new_root
+        memo.setdefault(id(memo), []).append(root)  # keep the id valid (copy._keep_alive)
+    if root is a:
+        return new_root
+    off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(a.shape, a.dtype, buffer=new_root.ravel(order="K"), offset=off,
+                      strides=a.strides)
+
+
+def deepcopy_tensor(t, memo):
+    """``copy.deepcopy``: copies data (keeping views of one buffer sharing it), requires_grad,
+    ``.grad`` and attributes. Only graph leaves can be deep-copied, as in torch."""
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._rg:
-        extras.append("requires_grad=True")
-    inner = body if not extras else body + ", " + ", ".join(extras)
-    return f"tensor({inner})"
-
-
-def _format_array(a, dt):
-    if a.size == 0:
-        return "[]"
-    opts = {"separator": ", ", "prefix": "tensor(", "threshold": 1000, "edgeitems": 3,
-            "max_line_width": 80}
-    if dt.is_floating_point:
-        finite = a[np.isfinite(a)] if a.size else a
-        as_int = finite.size > 0 and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8
-        if as_int:
-            return np.array2string(a, formatter={"float_kind": lambda v: _fmt_int_float(v)}, **opts)
-        return np.array2string(a, precision=4, floatmode="fixed", suppress_small=False,
-                               formatter=None, **opts)
-    if dt is D.bool:
-        return np.array2string(a, formatter={"bool": lambda v: "True" if v else "False"}, **opts)
-    return np.array2string(a, **opts)
-
-
-def _fmt_int_float(v):
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.0f}."
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001"
+        )
+    hit = memo.get(id(t))
+    if hit is not None:
+        return hit
+    data = t._data
+    if isinstance(data, np.ndarray):
+        data = _deepcopy_array(data, memo)
+    else:
+        data = _copy.deepcopy(data, memo)
+    new = wrap(data, t.dtype, t.device, t.layout)
+    if type(t) is not Tensor:
+        new = _as_subclass(new, type(t))
+    new._rg = t._rg
+    memo[id(t)] = new
+    if t.grad is not None:
+        new.grad = deepcopy_tensor(t.grad, memo)
+    d = getattr(t, "__dict__", None)
+    if d:
+        new.__dict__.update(_copy.deepcopy(d, memo))
+    return new

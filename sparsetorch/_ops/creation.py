@@ -1,331 +1,347 @@
-"""Creation ops: tensor, as_tensor, from_numpy, zeros/ones/empty/full (+ _like), ranges, eye.
+"""Creation ops: tensor, as_tensor, from_numpy, zeros/ones/empty/full (+ _like), complex.
 
-Random creation (rand, randn, randint, ...) and ``Generator`` live in ``random.py``.
+Ranges (arange, linspace, eye, ...) live in ``_ranges.py`` and the conversion of Python data in
+``_data.py``; random creation (rand, randn, randint, ...) in ``random.py``. Data is converted on
+the host with NumPy (interop, not a kernel) and then placed on the target device.
 """
 
 import numbers
+import warnings
 
-import numpy as np  # host-side conversion of Python data; not a kernel
+import numpy as np  # host-side interop (from_numpy, as_tensor); not a kernel
 
 from .. import _dtype as D
 from .._backend import get_backend
-from .._device import as_device
-from .._dispatch import wrap
+from .._device import CPU, as_device
+from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._tensor import Tensor
+from ._data import (  # noqa: F401 - helpers shared with random.py
+    GRAD_DTYPE_MESSAGE, TORCH_NAMES, _fill_value, _np_dtype, _size_args, check_dtype, finish,
+    host_array, out_dtype, parse_size, place,
+)
+from ._ranges import *  # noqa: F401,F403 - the range factories belong to this family
+from ._ranges import __all__ as _ranges_all
+from ._util import check_tensor, with_out
 
 __all__ = [
     "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "zeros", "ones", "empty",
-    "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "range", "linspace",
-    "logspace", "eye", "empty_strided",
-]
-
-_builtin_range = range
-
-
-def _check_dtype(dtype, fname):
-    if dtype is not None and not isinstance(dtype, D.dtype):
-        raise TypeError(f"{fname}(): argument 'dtype' must be a sparsetorch dtype, not {type(dtype).__name__}")
-
-
-def _infer_dtype(arr, data):
-    """dtype of ``tensor(data)``: Python floats mean the default dtype, as in torch."""
-    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
-        return D.from_numpy_dtype(arr.dtype)
-    kind = arr.dtype.kind
-    if kind == "f":
-        return D.get_default_dtype() if arr.dtype == np.float64 else D.from_numpy_dtype(arr.dtype)
-    if kind == "c":
-        return D.default_complex() if arr.dtype == np.complex128 else D.from_numpy_dtype(arr.dtype)
-    if kind in "iu":
-        return D.int64 if arr.dtype.itemsize <= 8 and kind == "i" else D.from_numpy_dtype(arr.dtype)
-    if kind == "b":
-        return D.bool
-    raise TypeError(
-        f"tensor(): could not infer dtype of {type(data).__name__}; expected numbers, nested "
-        "sequences of numbers, NumPy arrays or Tensors"
-    )
-
-
-def _to_host_array(data, fname):
-    if isinstance(data, Tensor):
-        return None
-    if isinstance(data, (str, bytes, dict, set)) or data is None:
-        raise TypeError(f"{fname}(): could not convert {type(data).__name__} to a tensor")
-    try:
-        arr = np.asarray(data)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"{fname}(): could not convert data to a tensor: {e}") from None
-    if arr.dtype == object:
-        raise ValueError(
-            f"{fname}(): could not convert data to a tensor: nested sequences must be rectangular "
-            "and contain only numbers (or Tensors)"
-        )
-    return arr
-
-
-def _place(arr, dtype, device, requires_grad, copy):
-    device = as_device(device)
-    be = get_backend(device)
-    if dtype is not None and arr.dtype != dtype.np:
-        arr = arr.astype(dtype.np)
-    elif copy:
-        arr = arr.copy()
-    if be.xp is not np:
-        arr = be.xp.asarray(arr)
-    t = wrap(arr, dtype or D.from_numpy_dtype(arr.dtype), device, strided)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    "full", "zeros_like", "ones_like", "empty_like", "full_like", "empty_strided", "complex",
+    "polar",
+] + _ranges_all
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Construct a tensor that owns a copy of ``data`` (numbers, nested lists, arrays, tensors)."""
-    _check_dtype(dtype, "tensor")
+    """Constructs a tensor with no autograd history by copying ``data``.
+
+    Python floats give the default dtype, ints ``int64``, bools ``bool``, complex numbers the
+    default complex dtype; NumPy arrays and scalars keep their dtype.
+
+    >>> tensor([[1, 2], [3, 4]]).dtype
+    sparsetorch.int64
+    """
+    check_dtype(dtype, "tensor")
+    device = as_device(device) if device is not None else None
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "sparsetorch.tensor(sourceTensor).", UserWarning, stacklevel=2)
         t = data.detach().to(dtype=dtype or data.dtype, device=device or data.device, copy=True)
-        return t.requires_grad_(requires_grad) if requires_grad else t
-    arr = _to_host_array(data, "tensor")
-    dt = dtype or _infer_dtype(arr, data)
-    return _place(np.array(arr, dtype=dt.np, copy=True), dt, device, requires_grad, False)
+        t._vc = None
+        return finish(t, requires_grad)
+    arr, dt = host_array(data, dtype, "tensor")
+    return finish(place(arr, dt, device or CPU), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like :func:`tensor`, but shares memory with a NumPy array or tensor when it can."""
-    _check_dtype(dtype, "as_tensor")
+    """Converts ``data`` into a tensor, sharing memory with NumPy arrays and tensors when it can.
+
+    No copy is made when ``data`` is a tensor or CPU NumPy array of the requested dtype.
+    """
+    check_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data.to(dtype=dtype or data.dtype, device=device or data.device)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and as_device(device).type == "cpu":
-        return from_numpy(data)
-    arr = _to_host_array(data, "as_tensor")
-    dt = dtype or _infer_dtype(arr, data)
-    return _place(arr, dt, device, False, False)
+    dev = as_device(device)
+    if isinstance(data, np.ndarray) and dev.type == "cpu":
+        if data.dtype.isnative and (dtype is None or dtype.np == data.dtype):
+            try:
+                return from_numpy(data)
+            except TypeError:
+                pass  # unsupported dtype: fall through to the converting path (and its error)
+    arr, dt = host_array(data, dtype, "as_tensor")
+    return place(arr, dt, dev)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """torch.asarray: share memory unless ``copy=True`` or a conversion is needed."""
-    if copy:
-        return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
-    t = as_tensor(obj, dtype=dtype, device=device)
-    return t.requires_grad_(True) if requires_grad else t
-
-
-def from_numpy(ndarray):
-    """A tensor that shares memory with ``ndarray`` (writes show on both sides)."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return wrap(ndarray, D.from_numpy_dtype(ndarray.dtype), as_device(None), strided)
-
-
-def scalar_tensor(s, like=None, *, dtype=None, device=None, requires_grad=False):
-    """A 0-d tensor holding ``s`` (dtype from ``like`` for the reflected operators)."""
-    if like is not None and dtype is None:
-        dtype = D.result_type(like, s) if isinstance(s, numbers.Number) else like.dtype
-        device = like.device
-    dt = dtype or D.result_type(s)
-    return _place(np.asarray(s, dtype=dt.np), dt, device, requires_grad, False)
-
-
-def _size(size, fname):
-    """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` -> tuple of ints >= 0."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = s.item()
-        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-            raise TypeError(
-                f"{fname}(): argument 'size' must be a tuple of ints, but found element of type "
-                f"{type(s).__name__}"
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """Converts ``obj`` to a tensor (torch.asarray): shares memory unless ``copy=True`` or a
+    conversion is needed; ``copy=False`` raises ValueError when sharing is impossible."""
+    check_dtype(dtype, "asarray")
+    if copy is False:
+        src_dt = obj.dtype if isinstance(obj, Tensor) else (
+            _np_dtype(obj.dtype) if isinstance(obj, np.ndarray) else None)
+        if src_dt is not None and dtype is not None and src_dt is not dtype:
+            raise ValueError(
+                f"can't alias tensor with dtype '{TORCH_NAMES[src_dt.name]}' into dtype "
+                f"'{TORCH_NAMES[dtype.name]}'."
             )
-        if s < 0:
-            raise RuntimeError(f"{fname}(): Trying to create tensor with negative dimension {s}: {list(size)}")
-        out.append(int(s))
-    return tuple(out)
-
-
-def _filled(fname, size, fill, dtype, device, requires_grad):
-    _check_dtype(dtype, fname)
-    shape = _size(size, fname)
-    dt = dtype or D.get_default_dtype()
-    device = as_device(device)
-    xp = get_backend(device).xp
-    if fill is None:
-        arr = xp.empty(shape, dt.np)
-    elif fill == 0:
-        arr = xp.zeros(shape, dt.np)
+    if copy:
+        if isinstance(obj, Tensor):
+            t = obj.detach().to(dtype=dtype or obj.dtype, device=device or obj.device, copy=True)
+        else:
+            t = tensor(obj, dtype=dtype, device=device)
     else:
-        arr = xp.full(shape, fill, dt.np)
-    t = wrap(arr, dt, device, strided)
-    if requires_grad:
-        t.requires_grad_(True)
+        t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad is None:
+        return t
+    if requires_grad and not t._rg:
+        if t is obj:
+            t = t.detach()
+        return finish(t, True)
+    if not requires_grad and t._rg:
+        return t.detach()
     return t
 
 
-def zeros(*size, out=None, dtype=None, layout=strided, device=None, requires_grad=False):
-    """A tensor of zeros with shape ``size``."""
-    return _with_out(_filled("zeros", size, 0, dtype, device, requires_grad), out, "zeros")
+def from_numpy(ndarray):
+    """Creates a tensor that shares memory with ``ndarray`` (writes show on both sides).
+
+    >>> a = np.array([1, 2, 3]); t = from_numpy(a); t[0] = -1; a
+    array([-1,  2,  3])
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if not ndarray.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. Conversion "
+            "between byte orders is currently not supported; call array.astype(array.dtype."
+            "newbyteorder('=')) first."
+        )
+    dt = D.from_numpy_dtype(ndarray.dtype)
+    if not ndarray.flags.writeable:
+        warnings.warn(
+            "The given NumPy array is not writable, and sparsetorch does not support non-writable "
+            "tensors: writing to this tensor will fail. Copy the array (array.copy()) or make it "
+            "writable before converting it to a tensor.", UserWarning, stacklevel=2)
+    return wrap(ndarray, dt, CPU, strided)
 
 
-def ones(*size, out=None, dtype=None, layout=strided, device=None, requires_grad=False):
-    """A tensor of ones with shape ``size``."""
-    return _with_out(_filled("ones", size, 1, dtype, device, requires_grad), out, "ones")
+def scalar_tensor(s, like=None, *, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+    """A 0-d tensor holding ``s`` (the default dtype unless ``dtype`` is given).
+
+    ``like`` (internal, used by the reflected operators) takes dtype and device from a tensor.
+    """
+    if like is not None and dtype is None:
+        dtype = D.result_type(like, s)
+        device = like.device
+    dt = dtype or D.get_default_dtype()
+    if isinstance(s, Tensor):
+        s = s.item()
+    return finish(place(np.array(s, dtype=dt.np), dt, as_device(device)), requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=strided, device=None, requires_grad=False,
+# ---- filled tensors ----
+
+def _filled(fname, shape, fill, dtype, device, requires_grad, out, layout=None):
+    if layout is not None and layout is not strided:
+        return _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout)
+    dt = out_dtype(dtype, out, fname) or D.get_default_dtype()
+    device = as_device(device)
+    xp = np if device is CPU else get_backend(device).xp
+    if fill is None:
+        arr = xp.empty(shape, dt.np)
+    elif fill == 0 and fill.__class__ is int:
+        arr = xp.zeros(shape, dt.np)
+    elif fill == 1 and fill.__class__ is int:
+        arr = xp.ones(shape, dt.np)
+    else:
+        arr = xp.full(shape, _fill_value(fill, dt), dt.np)
+    return finish(wrap(arr, dt, device, strided), requires_grad, out, fname)
+
+
+def _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout):
+    from .. import _ops
+
+    if fill != 0 or layout.name != "sparse_coo" or not hasattr(_ops, "sparse_coo_tensor"):
+        raise NotImplementedError(
+            f"{fname}(): layout={layout!r} is not supported; create a strided tensor and convert "
+            "it with .to_sparse()"
+        )
+    dt = dtype or D.get_default_dtype()
+    idx = zeros(len(shape), 0, dtype=D.int64, device=device)
+    vals = zeros(0, dtype=dt, device=device)
+    return _ops.sparse_coo_tensor(idx, vals, shape, requires_grad=requires_grad)
+
+
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    """Returns a tensor filled with the scalar value 0, with the shape given by ``size``.
+
+    >>> zeros(2, 3).shape
+    sparsetorch.Size([2, 3])
+    """
+    check_dtype(dtype, "zeros")
+    return _filled("zeros", _size_args("zeros", args, size), 0, dtype, device, requires_grad,
+                   out, layout)
+
+
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """Returns a tensor filled with the scalar value 1, with the shape given by ``size``."""
+    check_dtype(dtype, "ones")
+    return _filled("ones", _size_args("ones", args, size), 1, dtype, device, requires_grad, out,
+                   layout)
+
+
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    """An uninitialised tensor with shape ``size``."""
-    return _with_out(_filled("empty", size, None, dtype, device, requires_grad), out, "empty")
+    """Returns a tensor filled with uninitialized data, with the shape given by ``size``."""
+    check_dtype(dtype, "empty")
+    return _filled("empty", _size_args("empty", args, size), None, dtype, device, requires_grad,
+                   out, layout)
 
 
-def empty_strided(size, stride, *, dtype=None, layout=strided, device=None, requires_grad=False):
-    return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """A tensor of shape ``size`` filled with ``fill_value``.
 
-
-def full(size, fill_value, *, out=None, dtype=None, layout=strided, device=None, requires_grad=False):
-    """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
-    if dtype is None:
-        if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
-        dtype = D.result_type(fill_value)
+    The dtype is inferred from ``fill_value``: bool -> bool, int -> int64, float -> default.
+    """
+    check_dtype(dtype, "full")
     if not isinstance(size, (tuple, list)):
-        size = (size,)
-    return _with_out(_filled("full", (tuple(size),), fill_value, dtype, device, requires_grad), out, "full")
+        raise TypeError(
+            f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
+        )
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim != 0:
+            raise TypeError("full(): argument 'fill_value' (position 2) must be Number, not Tensor")
+        fill_value = fill_value.item()
+    elif not isinstance(fill_value, numbers.Number):
+        raise TypeError(
+            f"full(): argument 'fill_value' (position 2) must be Number, not "
+            f"{type(fill_value).__name__}"
+        )
+    if dtype is None and out is None:
+        dtype = D._scalar_dtype(fill_value)
+    return _filled("full", parse_size((size,), "full"), fill_value, dtype, device, requires_grad,
+                   out, layout)
 
 
-def _like(fname, input, fill, dtype, device, requires_grad):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fname}(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    return _filled(fname, (tuple(input.shape),), fill, dtype or input.dtype, device or input.device,
-                   requires_grad)
+def _like(fname, input, fill, dtype, layout, device, requires_grad):
+    check_tensor(input, fname)
+    check_dtype(dtype, fname)
+    return _filled(fname, input._data.shape if input.layout is strided else tuple(input.shape),
+                   fill, dtype or input.dtype, device or input.device, requires_grad, None,
+                   layout if layout is not None else input.layout)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _like("zeros_like", input, 0, dtype, device, requires_grad)
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """A tensor of zeros with the size (and by default dtype and device) of ``input``."""
+    return _like("zeros_like", input, 0, dtype, layout, device, requires_grad)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _like("ones_like", input, 1, dtype, device, requires_grad)
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """A tensor of ones with the size (and by default dtype and device) of ``input``."""
+    return _like("ones_like", input, 1, dtype, layout, device, requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _like("empty_like", input, None, dtype, device, requires_grad)
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """An uninitialized tensor with the size (and by default dtype and device) of ``input``."""
+    return _like("empty_like", input, None, dtype, layout, device, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like("full_like", input, fill_value, dtype, device, requires_grad)
+    """A tensor like ``input`` filled with ``fill_value`` (dtype of ``input`` by default)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _like("full_like", input, fill_value, dtype, layout, device, requires_grad)
 
 
-def _num(x, fname, arg):
-    if isinstance(x, Tensor):
-        x = x.item()
-    if not isinstance(x, numbers.Number) or isinstance(x, complex):
-        raise TypeError(f"{fname}(): argument '{arg}' must be a real number, not {type(x).__name__}")
-    return x
-
-
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=strided, device=None,
-           requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
-    _check_dtype(dtype, "arange")
-    if end is None:
-        start, end = 0, start
-    start, end, step = _num(start, "arange", "start"), _num(end, "arange", "end"), _num(step, "arange", "step")
-    if step == 0:
-        raise RuntimeError("arange(): step must be nonzero")
-    if (end - start) * step < 0:
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialized tensor with the given ``size`` and ``stride`` (in elements)."""
+    check_dtype(dtype, "empty_strided")
+    shape = parse_size((size,), "empty_strided")
+    stride = tuple(int(s) for s in stride)
+    if len(stride) != len(shape):
         raise RuntimeError(
-            f"arange(): upper bound and larger bound inconsistent with step sign (start={start}, "
-            f"end={end}, step={step})"
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+            f"({len(stride)})"
         )
-    if dtype is None:
-        dtype = D.int64 if all(isinstance(v, numbers.Integral) for v in (start, end, step)) else D.get_default_dtype()
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and "
+            f"strides={list(stride)}"
+        )
+    dt = dtype or D.get_default_dtype()
     device = as_device(device)
     xp = get_backend(device).xp
-    import math
-
-    n = max(0, math.ceil((end - start) / step))
-    arr = (xp.arange(n, dtype=np.float64) * step + start).astype(dtype.np) if not dtype.is_complex \
-        else xp.arange(n).astype(dtype.np) * step + start
-    if dtype.is_floating_point is False and all(isinstance(v, numbers.Integral) for v in (start, end, step)):
-        arr = xp.arange(start, end, step, dtype=dtype.np)
-    t = wrap(arr, dtype, device, strided)
-    if requires_grad:
-        t.requires_grad_(True)
-    return _with_out(t, out, "arange")
+    n = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    buf = xp.empty(n, dt.np)
+    arr = xp.lib.stride_tricks.as_strided(buf, shape, tuple(s * dt.itemsize for s in stride))
+    return finish(wrap(arr, dt, device, strided), requires_grad)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):  # noqa: A001
-    """Deprecated torch.range: like arange but includes ``end``; float by default."""
-    if end is None:
-        start, end = 0, start
-    dtype = dtype or D.get_default_dtype()
-    n = int((end - start) // step) + 1
-    return arange(0, n, 1, dtype=D.float64, device=device).mul(step).add(start).to(dtype).requires_grad_(requires_grad)
+# ---- complex construction ----
+
+_complex_op = defop("complex", {(strided, strided): lambda be, re, im: re + 1j * im},
+                    inputs=("real", "imag"))
+_polar_op = defop("polar", {(strided, strided): lambda be, r, th: r * be.xp.exp(1j * th)},
+                  inputs=("abs", "angle"))
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=strided, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_dtype(dtype, "linspace")
-    if not isinstance(steps, numbers.Integral) or steps < 0:
-        raise RuntimeError(f"linspace(): number of steps must be a non-negative int, got {steps!r}")
-    dtype = dtype or D.get_default_dtype()
-    device = as_device(device)
-    xp = get_backend(device).xp
-    arr = xp.linspace(_num(start, "linspace", "start"), _num(end, "linspace", "end"), steps).astype(dtype.np)
-    t = wrap(arr, dtype, device, strided)
-    if requires_grad:
-        t.requires_grad_(True)
-    return _with_out(t, out, "linspace")
+def _complex_pair(fname, a, b, an, bn, op, out):
+    check_tensor(a, fname, an)
+    check_tensor(b, fname, bn)
+    if a.dtype not in (D.float16, D.float32, D.float64) or b.dtype not in (D.float16, D.float32, D.float64):
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{TORCH_NAMES[a.dtype.name]} and {TORCH_NAMES[b.dtype.name]}"
+        )
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {TORCH_NAMES[a.dtype.name]} but got scalar type "
+            f"{TORCH_NAMES[b.dtype.name]} for second argument"
+        )
+    dt = a.dtype.to_complex()
+    return with_out(call(op, (a, b), (), dt, None), out, fname)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=strided, device=None,
-             requires_grad=False):
-    """``base ** linspace(start, end, steps)``."""
-    dtype = dtype or D.get_default_dtype()
-    lin = linspace(start, end, steps, dtype=D.float64, device=device)
-    t = (lin * 0 + base).pow(lin).to(dtype)
-    if requires_grad:
-        t.requires_grad_(True)
-    return _with_out(t, out, "logspace")
+def complex(real, imag, *, out=None):  # noqa: A001 - torch's name
+    """A complex tensor ``real + 1j * imag`` (not differentiable in sparsetorch)."""
+    return _complex_pair("complex", real, imag, "real", "imag", _complex_op, out)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=strided, device=None, requires_grad=False):
-    """The ``n x m`` identity matrix."""
-    _check_dtype(dtype, "eye")
-    for v, a in ((n, "n"), (m, "m")):
-        if v is not None and (not isinstance(v, numbers.Integral) or v < 0):
-            raise RuntimeError(f"eye(): {a} must be greater or equal to 0, got {v!r}")
-    dtype = dtype or D.get_default_dtype()
-    device = as_device(device)
-    t = wrap(get_backend(device).xp.eye(n, m, dtype=dtype.np), dtype, device, strided)
-    if requires_grad:
-        t.requires_grad_(True)
-    return _with_out(t, out, "eye")
+def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
+    """A complex tensor ``abs * exp(1j * angle)`` (not differentiable in sparsetorch)."""
+    return _complex_pair("polar", abs, angle, "abs", "angle", _polar_op, out)
 
+
+# ---- the legacy constructor ----
 
 def legacy_tensor(cls, args, kwargs):
-    """``Tensor(data)`` / ``Tensor(*sizes)`` (torch's legacy constructor: float32 by default)."""
+    """``Tensor(data)`` / ``Tensor(*sizes)`` (torch's legacy constructor: default dtype)."""
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
-    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+    elif len(args) == 1 and not isinstance(args[0], numbers.Integral) and not (
+        isinstance(args[0], Tensor)
+    ):
+        if isinstance(args[0], numbers.Number):
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
         t = tensor(args[0], dtype=D.get_default_dtype(), device=device)
     else:
         t = empty(*args, device=device) if args else empty(0, device=device)
-    if cls is not Tensor:
+    if cls is not Tensor and t.__class__ is not cls:
         t2 = object.__new__(cls)
         for s in ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra"):
             setattr(t2, s, getattr(t, s))
         return t2
     return t
-
-
-def _with_out(t, out, name):
-    if out is None:
-        return t
-    from ._util import with_out
-
-    return with_out(t, out, name)

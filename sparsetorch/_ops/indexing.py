@@ -1,3 +1,511 @@
-"""(being written)"""
+"""Indexing: ``x[key]``, ``x[key] = value``, index_put, and the masked_* ops and nonzero.
 
-__all__ = []
+torch indexes in two steps: integers, slices, ``None`` and ``...`` give a *view*; index tensors
+(integer or bool) then give a *copy* (advanced indexing, with NumPy's placement rules). The
+key is parsed once into payload-level items (``_parse_key``) and applied by ops whose params
+carry the key. Gradients: a view's is ``grad`` put into zeros at the key; an advanced index's
+is ``grad`` *accumulated* there (repeated indices add up). gather/scatter and the index_* ops
+live in :mod:`._scatter` and are re-exported here.
+"""
+
+import numbers
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from .._tensor import Tensor
+from ..autograd.grad_mode import GRAD_ENABLED
+from ._util import check_tensor, inplace_of, with_out
+
+__all__ = [
+    "getitem", "setitem", "index_put", "index_put_", "masked_fill", "masked_fill_", "masked_select",
+    "masked_scatter", "masked_scatter_", "nonzero", "argwhere",
+]
+
+S = (strided,)
+SS = (strided, strided)
+_grad_enabled = GRAD_ENABLED.get
+_INT_INDEX = (D.int64, D.int32)
+_BAD_TYPE = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+             "valid indices (got {})")
+_BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+# ---- parsing a key ----
+
+def _as_index_tensor(k, device):
+    """A list index -> Tensor (an empty list is an empty int64 index, as in torch)."""
+    from .creation import tensor
+
+    if len(k) == 0:
+        return tensor([], dtype=D.int64, device=device)
+    try:
+        return tensor(k, device=device)
+    except (TypeError, ValueError):
+        raise IndexError(_BAD_TYPE.format(type(k).__name__)) from None
+
+
+def _check_range(arr, d, size):
+    """IndexError naming the first out-of-range value of an integer index payload."""
+    if arr.size == 0:
+        return
+    hi = int(arr.max())
+    lo = int(arr.min())
+    if hi >= size or lo < -size:
+        bad = hi if hi >= size else lo
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+
+
+def _parse_key(x, key, zero_d_as_int=True):
+    """Parse ``key`` for tensor ``x`` into ``(basic, adv)`` payload keys (torch's two steps).
+
+    ``basic`` (ints, slices, None, ...) is applied first and gives a view; ``adv`` (with index
+    arrays, applied to that view) gives a copy. Either may be None.
+    """
+    if key.__class__ is not tuple:
+        key = (key,)
+    shape = x._data.shape
+    ndim = len(shape)
+    kinds = []  # (kind, value, dims consumed); kinds: i(nt) s(lice) n(one) e(llipsis) a(rray) m(ask)
+    used = 0
+    ell = False
+    n_int = n_adv = 0
+    for k in key:
+        if k is None:
+            kinds.append(("n", None))
+        elif k is Ellipsis:
+            if ell:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ell = True
+            kinds.append(("e", None))
+        elif isinstance(k, bool):
+            kinds.append(("m", _dispatch.get_backend(x.device).xp.asarray(k)))
+            n_adv += 1
+        elif isinstance(k, numbers.Integral):
+            kinds.append(("i", int(k)))
+            used += 1
+            n_int += 1
+        elif isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                if k.step == 0:
+                    raise ValueError("slice step cannot be zero")
+                raise ValueError("step must be greater than zero")
+            kinds.append(("s", k))
+            used += 1
+        else:
+            if isinstance(k, (list, tuple)):
+                k = _as_index_tensor(k, x.device)
+            if not isinstance(k, Tensor):
+                raise IndexError(_BAD_TYPE.format(type(k).__name__))
+            dt = k.dtype
+            if dt is D.bool or dt is D.uint8:
+                m = k._data if dt is D.bool else k._data.astype(bool)
+                kinds.append(("m", m))
+                used += k.ndim
+                n_adv += 1
+            elif dt in _INT_INDEX:
+                if k.ndim == 0 and zero_d_as_int:
+                    kinds.append(("i", int(k.item())))
+                    used += 1
+                    n_int += 1
+                else:
+                    kinds.append(("a", k._data))
+                    used += 1
+                    n_adv += 1
+            else:
+                raise IndexError(_BAD_DTYPE)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    # second pass: check every item against the dim it indexes
+    d = 0
+    basic = []  # step 1 (ints applied, index arrays kept as full slices)
+    adv = []  # step 2 on the step-1 view (ints gone)
+    full = []  # the whole key in one step (used when there are no ints)
+    for kind, v in kinds:
+        if kind == "e":
+            d += ndim - used
+            basic.append(Ellipsis)
+            adv.append(Ellipsis)
+            full.append(Ellipsis)
+        elif kind == "n":
+            basic.append(None)
+            adv.append(slice(None))
+            full.append(None)
+        elif kind == "i":
+            size = shape[d]
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {d} with size {size}")
+            basic.append(v)
+            d += 1
+        elif kind == "s":
+            basic.append(v)
+            adv.append(slice(None))
+            full.append(v)
+            d += 1
+        elif kind == "a":
+            _check_range(v, d, shape[d])
+            basic.append(slice(None))
+            adv.append(v)
+            full.append(v)
+            d += 1
+        else:  # mask: its shape must match the dims it covers
+            m = v.ndim
+            if tuple(v.shape) != tuple(shape[d:d + m]):
+                j = next(i for i in range(m) if v.shape[i] != shape[d + i])
+                raise IndexError(
+                    f"The shape of the mask {list(v.shape)} at index {j} does not match the shape "
+                    f"of the indexed tensor {list(shape)} at index {d + j}"
+                )
+            basic.extend([slice(None)] * m)
+            nz = v.nonzero() if m else (v,)
+            adv.extend(nz)
+            full.extend(nz)
+            d += m
+    if not ell:  # x[0, 1] must stay a (0-d) array view, not a NumPy scalar
+        basic.append(Ellipsis)
+        adv.append(Ellipsis)
+        full.append(Ellipsis)
+    if not n_adv:
+        return tuple(basic), None
+    _check_broadcast(adv)
+    if not n_int:
+        return None, tuple(full)
+    return tuple(basic), tuple(adv)
+
+
+def _check_broadcast(items):
+    shapes = [tuple(a.shape) for a in items if not isinstance(a, slice) and a is not Ellipsis and a.ndim]
+    if len(shapes) < 2:
+        return
+    n = max(len(s) for s in shapes)
+    out = [1] * n
+    for s in shapes:
+        for k, v in enumerate(s):
+            j = n - len(s) + k
+            if out[j] == 1:
+                out[j] = v
+            elif v != 1 and v != out[j]:
+                raise IndexError(
+                    "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                    + ", ".join(str(list(t)) for t in shapes)
+                )
+
+
+# ---- ops on payload keys ----
+
+def _index_backward(grad, key, in_shape):
+    return put_key(grad.new_zeros(in_shape), key, grad, True, False)
+
+
+def _index_view_backward(grad, key, in_shape):
+    return put_key(grad.new_zeros(in_shape), key, grad, False, True)
+
+
+def _key_kernel(be, x, key, in_shape):
+    return x[key]
+
+
+# basic key: a view; advanced key: a copy
+_index_view_op = defop("slice", {S: _key_kernel}, params=("key", "in_shape"),
+                       grads={"input": _index_view_backward}, view=True)
+_index_op = defop("index", {S: _key_kernel}, params=("key", "in_shape"),
+                  grads={"input": _index_backward}, zero_preserving=True)
+
+
+def _put_kernel(be, x, v, key, accumulate, basic):
+    out = x.copy()
+    if not accumulate:
+        out[key] = v
+    elif basic:
+        out[key] += v
+    else:
+        be.xp.add.at(out, key, v)  # repeated indices accumulate
+    return out
+
+
+def _put_input_backward(grad, key, accumulate, basic):
+    return grad if accumulate else put_key(grad, key, 0, False, basic)
+
+
+_put_op = defop(
+    "index_put", {SS: _put_kernel}, inputs=("input", "values"), params=("key", "accumulate", "basic"),
+    grads={"input": _put_input_backward,
+           "values": lambda grad, key, basic: take_key(grad, key, basic)},
+)
+
+
+def take_key(x, key, basic):
+    """``x[key]`` for a parsed payload key (a view when ``basic``)."""
+    return call(_index_view_op if basic else _index_op, (x,), (key, tuple(x.shape)))
+
+
+def put_key(x, key, values, accumulate, basic):
+    """A copy of ``x`` with ``values`` written (or added) at the parsed payload ``key``."""
+    return call(_put_op, (x, values), (key, accumulate, basic))
+
+
+# ---- x[key] and x[key] = value ----
+
+def getitem(input, key):
+    """``input[key]``: a view for basic keys, a copy when index tensors are involved."""
+    if key.__class__ is int and input.layout is strided and input._data.ndim:
+        size = input._data.shape[0]
+        if -size <= key < size:
+            return call(_index_view_op, (input,), ((key, Ellipsis), input._data.shape))
+    basic, adv = _parse_key(input, key)
+    t = input
+    if basic is not None:
+        t = call(_index_view_op, (t,), (basic, t._data.shape))
+    if adv is not None:
+        t = call(_index_op, (t,), (adv, t._data.shape))
+    return t
+
+
+_READONLY = ("unsupported operation: more than one element of the written-to tensor refers to a "
+             "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _value_for(input, value, fname):
+    """The value to write: a Tensor cast to ``input``'s dtype, or a checked Python scalar."""
+    if isinstance(value, Tensor):
+        return value if value.dtype is input.dtype else value.to(input.dtype)
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {input.dtype.name} tensor")
+    dt = input.dtype
+    if isinstance(value, complex) and not dt.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    if dt is D.bool:
+        return bool(value)
+    if not (dt.is_floating_point or dt.is_complex):
+        if isinstance(value, float) and value != value:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        value = int(value)
+        info = D.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return value
+
+
+def _fit_value(value, region_shape):
+    """Drop leading size-1 dims of ``value`` beyond the region's rank; check broadcasting."""
+    vs = tuple(value.shape)
+    rs = tuple(region_shape)
+    extra = len(vs) - len(rs)
+    if extra > 0 and all(s == 1 for s in vs[:extra]):
+        value = value.reshape(vs[extra:])
+        vs = vs[extra:]
+    ok = len(vs) <= len(rs) and all(a == 1 or a == b for a, b in zip(vs[::-1], rs[::-1]))
+    if not ok:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(rs)}"
+        )
+    return value
+
+
+def setitem(input, key, value):
+    """``input[key] = value`` (value broadcast and cast to ``input``'s dtype), differentiably."""
+    value = _value_for(input, value, "setitem")
+    basic, adv = _parse_key(input, key)
+    target = input
+    if adv is not None:
+        if basic is not None:
+            target = call(_index_view_op, (input,), (basic, input._data.shape))
+        key, is_basic = adv, False
+    else:
+        key, is_basic = basic, True
+    data = target._data
+    if not getattr(data.flags, "writeable", True):
+        raise RuntimeError(_READONLY)
+    vt = isinstance(value, Tensor)
+    if vt:
+        value = _fit_value(value, data[key].shape)
+    if _grad_enabled() and (target._rg or (vt and value._rg)):
+        _dispatch.inplace(_setitem_functional, target, (key, is_basic, value), None, "setitem")
+        return
+    data[key] = value._data if vt else value
+    _dispatch.bump_version(target)
+
+
+def _setitem_functional(input, key, basic, value):
+    return put_key(input, key, value, False, basic)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """A copy of ``input`` with ``values`` put at the index tensors ``indices`` (added when
+    ``accumulate``, so repeated indices sum)."""
+    check_tensor(input, "index_put")
+    check_tensor(values, "index_put", "values")
+    if not isinstance(indices, (list, tuple)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{input.dtype.name} for the destination and {values.dtype.name} for the source."
+        )
+    basic, adv = _parse_key(input, tuple(indices), zero_d_as_int=False)
+    key = adv if adv is not None else basic
+    values = _fit_value(values, input._data[key].shape)
+    return put_key(input, key, values, bool(accumulate), adv is None)
+
+
+index_put_ = inplace_of(index_put)
+
+
+# ---- masked ops ----
+
+def _check_mask(mask, fname):
+    check_tensor(mask, fname, "mask")
+    if mask.dtype is not D.bool:
+        raise RuntimeError(
+            f"{fname} only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+        )
+
+
+_masked_fill_op = defop(
+    "masked_fill", {SS: lambda be, x, m, value: be.xp.where(m, value, x)}, inputs=("input", "mask"),
+    params=("value",), grads={"input": lambda grad, mask: grad.masked_fill(mask, 0)},
+)
+_masked_fill_t_op = defop(
+    "masked_fill", {(strided,) * 3: lambda be, x, m, v: be.xp.where(m, v.astype(x.dtype), x)},
+    inputs=("input", "mask", "value"),
+    grads={"input": lambda grad, mask: grad.masked_fill(mask, 0),
+           "value": lambda grad, mask: _where(mask, grad, 0.0).sum()},
+)
+
+
+def _where(c, a, b):
+    from .pointwise import where
+
+    return where(c, a, b)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask`` is True."""
+    check_tensor(input, "masked_fill")
+    _check_mask(mask, "masked_fill_")
+    dt = input.dtype
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        return call(_masked_fill_t_op, (input, mask, value), (), dt)
+    value = _value_for(input, value, "masked_fill")
+    return call(_masked_fill_op, (input, mask), (value,), dt)
+
+
+def _masked_select_kernel(be, x, m, bshape):
+    xb, mb = be.xp.broadcast_arrays(x, m)
+    return xb[mb]
+
+
+def _masked_select_backward(grad, mask, bshape):
+    return grad.new_zeros(bshape).masked_scatter(mask, grad)
+
+
+_masked_select_op = defop(
+    "masked_select", {SS: _masked_select_kernel}, inputs=("input", "mask"), params=("bshape",),
+    grads={"input": _masked_select_backward},
+)
+
+
+def _bshape(a, b):
+    from ._join import broadcast_shapes
+
+    return tuple(broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+
+
+def masked_select(input, mask, *, out=None):
+    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
+    check_tensor(input, "masked_select")
+    check_tensor(mask, "masked_select", "mask")
+    if mask.dtype is not D.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    r = call(_masked_select_op, (input, mask), (_bshape(input, mask),))
+    return with_out(r, out, "masked_select")
+
+
+def _masked_scatter_kernel(be, x, m, src, source_shape):
+    xb, mb = be.xp.broadcast_arrays(x, m)
+    out = xb.copy()
+    n = int(be.xp.count_nonzero(mb))
+    flat = src.reshape(-1)
+    if flat.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[mb] = flat[:n]
+    return out
+
+
+def _masked_scatter_source_backward(grad, mask, source_shape):
+    """Source element i went to the i-th True of the mask; the unused tail gets zeros."""
+    g = grad.masked_select(mask)
+    numel = 1
+    for s in source_shape:
+        numel *= s
+    full = put_key(grad.new_zeros((numel,)), (slice(0, g.numel()),), g, False, True)
+    return full.reshape(source_shape)
+
+
+_masked_scatter_op = defop(
+    "masked_scatter", {(strided,) * 3: _masked_scatter_kernel}, inputs=("input", "mask", "source"),
+    params=("source_shape",),
+    grads={"input": lambda grad, mask: grad.masked_fill(mask, 0),
+           "source": _masked_scatter_source_backward},
+)
+
+
+def masked_scatter(input, mask, source):
+    """``input`` with the True positions of ``mask`` filled, in order, from ``source``."""
+    check_tensor(input, "masked_scatter")
+    check_tensor(source, "masked_scatter", "source")
+    _check_mask(mask, "masked_scatter_")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got "
+            f"{input.dtype.name} and {source.dtype.name}"
+        )
+    return call(_masked_scatter_op, (input, mask, source), (tuple(source.shape),))
+
+
+masked_fill_ = inplace_of(masked_fill)
+masked_scatter_ = inplace_of(masked_scatter)
+
+
+# ---- nonzero ----
+
+_nonzero_op = defop("nonzero", {S: lambda be, x: be.xp.argwhere(x).astype(D.int64.np, copy=False)})
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the nonzero elements: an ``[n, ndim]`` int64 tensor, or a tuple of 1-D ones."""
+    check_tensor(input, "nonzero")
+    r = call(_nonzero_op, (input,), (), D.int64)
+    if not as_tuple:
+        return with_out(r, out, "nonzero")
+    if input.ndim == 0:
+        return (_first_col(r),)
+    return tuple(r[:, i] for i in range(input.ndim))
+
+
+def _first_col(r):
+    """as_tuple for a 0-d input: ``(tensor([0]),)`` if it is nonzero, else an empty index."""
+    from .creation import zeros
+
+    return zeros((r.shape[0],), dtype=D.int64, device=r.device)
+
+
+def argwhere(input):
+    """Indices of the nonzero elements as an ``[n, ndim]`` tensor (same as ``nonzero``)."""
+    return nonzero(input)
+
+
+from ._scatter import *  # noqa: E402,F401,F403 - gather/scatter/index_* belong to this family
+from ._scatter import __all__ as _scatter_all  # noqa: E402
+
+__all__ += _scatter_all

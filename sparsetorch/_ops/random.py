@@ -1,3 +1,500 @@
-"""(being written)"""
+"""Random sampling (rand, randn, randint, normal, bernoulli, ...), seeding, and in-place fills.
 
-__all__ = []
+Numbers are drawn on the host from a :class:`~sparsetorch.Generator` (NumPy PCG64) and then moved
+to the tensor's device; float32 values are drawn in float32 directly, so no float64 temporary
+leaks. Seeding is deterministic (same seed, same numbers) but the streams are not bit-compatible
+with torch's. In-place ops (``uniform_``, ``fill_``, ``copy_`` ...) are derived through
+``_dispatch.inplace`` from a functional op, so their graph semantics match torch: overwriting
+a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass the gradient to
+``src``/``value``.
+"""
+
+import contextlib
+import math
+import numbers
+
+import numpy as np  # host-side RNG draws; kernels below still use be.xp only
+
+from .. import _dtype as D
+from .._device import as_device
+from .._dispatch import call, defop, inplace
+from .._generator import Generator, check_generator, default_generator
+from .._layout import strided
+from .._tensor import Tensor
+from ._util import check_tensor, with_out
+from ._data import (
+    TORCH_NAMES, _size_args, broadcast_shape, check_dtype, finish, out_dtype, parse_size, place,
+    zero_grad,
+)
+
+__all__ = [
+    "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+    "set_rng_state", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+    "randint_like", "normal", "bernoulli", "multinomial", "poisson", "uniform_", "normal_",
+    "bernoulli_", "random_", "exponential_", "fill_", "zero_", "copy_",
+]
+
+S = (strided,)
+
+
+# ---- seeding (torch.manual_seed & co. act on the default generator) ----
+
+def manual_seed(seed):
+    """Sets the seed of the default generator; returns it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed():
+    """Seeds the default generator non-deterministically; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    """The seed the default generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a ``uint8`` tensor (see ``sparsetorch._generator``)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restores the default generator's state from :func:`get_rng_state`'s result."""
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """Forks the RNG: the default generator's state is restored on exit (torch.random.fork_rng)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
+# ---- host draws ----
+
+def _float_only(dt, kernel):
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{TORCH_NAMES[dt.name]}\'')
+
+
+def _uniform01(rng, shape, dt):
+    """U[0, 1) in dtype ``dt`` (complex: independent real and imaginary parts)."""
+    if dt is D.float32:
+        return rng.random(shape, dtype=np.float32)
+    if dt is D.float64:
+        return rng.random(shape)
+    if dt is D.float16:  # 11-bit grid: exact in float16 and never rounds up to 1.0
+        return rng.integers(0, 2048, shape, dtype=np.int16).astype(np.float16) * np.float16(2**-11)
+    real = dt.to_real()
+    return (_uniform01(rng, shape, real) + 1j * _uniform01(rng, shape, real)).astype(dt.np)
+
+
+def _normal01(rng, shape, dt):
+    """N(0, 1) in dtype ``dt`` (complex: each part N(0, 1/2), as torch)."""
+    if dt is D.float32:
+        return rng.standard_normal(shape, dtype=np.float32)
+    if dt is D.float64:
+        return rng.standard_normal(shape)
+    if dt is D.float16:
+        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
+    real = dt.to_real()
+    z = _normal01(rng, shape, real) + 1j * _normal01(rng, shape, real)
+    return (z * math.sqrt(0.5)).astype(dt.np)
+
+
+def _int_bounds(dt):
+    if dt is D.bool:
+        return 0, 1
+    if dt.is_floating_point:
+        return -(1 << (np.finfo(dt.np).nmant + 1)), 1 << (np.finfo(dt.np).nmant + 1)
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
+
+
+def _check_from_to(lo, hi, dt):
+    """[lo, hi) for random_/randint: torch's ordering and dtype-range checks."""
+    if lo >= hi:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
+        )
+    if not (dt.is_floating_point or dt.is_complex):
+        mn, mx = _int_bounds(dt)
+        if lo < mn:
+            raise RuntimeError(f"from is out of bounds for {dt.name}")
+        if hi - 1 > mx:
+            raise RuntimeError(f"to - 1 is out of bounds for {dt.name}")
+
+
+def _integers(rng, lo, hi, shape, dt):
+    """Uniform integers in [lo, hi) as dtype ``dt``."""
+    return rng.integers(lo, hi, shape, dtype=np.int64).astype(dt.np)
+
+
+# ---- random factories ----
+
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """Numbers drawn uniformly from ``[0, 1)``, with the shape given by ``size``.
+
+    >>> g = Generator().manual_seed(0); rand(2, 3, generator=g).shape
+    sparsetorch.Size([2, 3])
+    """
+    check_dtype(dtype, "rand")
+    shape = _size_args("rand", args, size)
+    dt = out_dtype(dtype, out, "rand") or D.get_default_dtype()
+    _float_only(dt, "check_uniform_bounds")
+    arr = _uniform01(check_generator(generator, "rand"), shape, dt)
+    return finish(place(arr, dt, as_device(device)), requires_grad, out, "rand")
+
+
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    """Numbers drawn from the standard normal distribution, with the shape given by ``size``."""
+    check_dtype(dtype, "randn")
+    shape = _size_args("randn", args, size)
+    dt = out_dtype(dtype, out, "randn") or D.get_default_dtype()
+    _float_only(dt, "normal_kernel_cpu")
+    arr = _normal01(check_generator(generator, "randn"), shape, dt)
+    return finish(place(arr, dt, as_device(device)), requires_grad, out, "randn")
+
+
+def _int_value(v, fname, arg, pos):
+    if isinstance(v, Tensor) and not (v.dtype.is_floating_point or v.dtype.is_complex):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not "
+                        f"{type(v).__name__}")
+    return int(v)
+
+
+def _randint_args(fname, args, low, high, size, npos):
+    """Resolve torch's ``(high, size)`` / ``(low, high, size)`` positional forms."""
+    args = list(args)
+    if len(args) > npos:
+        raise TypeError(f"{fname}() takes at most {npos} positional arguments ({len(args)} given)")
+    if npos == 3 and size is None and args:
+        size = args.pop()
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    if high is None:
+        raise TypeError(f"{fname}() missing required argument 'high'")
+    lo = 0 if low is None else _int_value(low, fname, "low", 1)
+    hi = _int_value(high, fname, "high", 2 if low is not None else 1)
+    return lo, hi, size
+
+
+def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None,
+            layout=None, device=None, requires_grad=False):
+    """Integers drawn uniformly from ``[low, high)`` (``low`` defaults to 0); int64 by default.
+
+    Called as ``randint(high, size)`` or ``randint(low, high, size)``.
+    """
+    check_dtype(dtype, "randint")
+    lo, hi, size = _randint_args("randint", args, low, high, size, 3)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = parse_size((size,), "randint")
+    dt = out_dtype(dtype, out, "randint") or D.int64
+    _check_from_to(lo, hi, dt)
+    arr = _integers(check_generator(generator, "randint"), lo, hi, shape, dt)
+    return finish(place(arr, dt, as_device(device)), requires_grad, out, "randint")
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """A random permutation of the integers ``0 .. n-1`` (int64 by default)."""
+    check_dtype(dtype, "randperm")
+    n = _int_value(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dt = out_dtype(dtype, out, "randperm") or D.int64
+    if n and not dt.is_complex and n - 1 > _int_bounds(dt)[1]:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    arr = check_generator(generator, "randperm").permutation(n).astype(dt.np)
+    return finish(place(arr, dt, as_device(device)), requires_grad, out, "randperm")
+
+
+def _like_args(fname, input, dtype, device):
+    check_tensor(input, fname)
+    check_dtype(dtype, fname)
+    return tuple(input.shape), dtype or input.dtype, device or input.device
+
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
+    """:func:`rand` with the size (and by default dtype and device) of ``input``."""
+    shape, dt, dev = _like_args("rand_like", input, dtype, device)
+    return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
+    """:func:`randn` with the size (and by default dtype and device) of ``input``."""
+    shape, dt, dev = _like_args("randn_like", input, dtype, device)
+    return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None):
+    """:func:`randint` with the size (and by default dtype and device) of ``input``;
+    called as ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
+    shape, dt, dev = _like_args("randint_like", input, dtype, device)
+    lo, hi, _ = _randint_args("randint_like", args, low, high, None, 2)
+    return randint(lo, hi, shape, generator=generator, dtype=dt, device=dev,
+                   requires_grad=requires_grad)
+
+
+# ---- sampling from tensors: normal, bernoulli, poisson, multinomial ----
+
+def _host(t):
+    a = t._data
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+# ``values`` are drawn on the host and moved to the device before the call; the kernel just hands
+# them over, so the op exists for its autograd node (zero gradient, as torch's *Backward nodes).
+def _sampling_op(name):
+    return defop(name, {S: lambda be, x, values: values}, params=("values",),
+                 grads={"input": zero_grad})
+
+
+_normal_op = defop(
+    "normal", {(strided, strided): lambda be, m, s, z: m + s * z}, inputs=("mean", "std"),
+    params=("noise",), grads={"mean": zero_grad, "std": zero_grad},
+)
+_bernoulli_op = _sampling_op("bernoulli")
+_poisson_op = _sampling_op("poisson")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False, pin_memory=False):
+    """Normal samples with the given ``mean`` and ``std`` (Tensors broadcast; with two numbers
+    ``size`` gives the shape)."""
+    rng = check_generator(generator, "normal")
+    mt, st_ = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mt and not st_:
+        if size is None:
+            raise TypeError(
+                "normal() received an invalid combination of arguments - got (float, float): "
+                "give a size, or a Tensor mean or std"
+            )
+        check_dtype(dtype, "normal")
+        dt = out_dtype(dtype, out, "normal") or D.get_default_dtype()
+        _float_only(dt, "normal_kernel_cpu")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        arr = _normal01(rng, parse_size((size,), "normal"), dt)
+        arr = (arr * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
+        return finish(place(arr, dt, as_device(device)), requires_grad, out, "normal")
+    if size is not None:
+        raise TypeError("normal(): 'size' is only accepted when mean and std are numbers")
+    ref = mean if mt else std
+    dt = ref.dtype
+    _float_only(dt, "normal_kernel_cpu")
+    if st_:
+        if bool((_host(std) < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    shape = broadcast_shape(mean.shape if mt else (), std.shape if st_ else ())
+    noise = place(_normal01(rng, shape, dt), dt, ref.device)._data
+    r = call(_normal_op, (mean, std), (noise,), dt, None)
+    return with_out(r, out, "normal") if out is not None else r
+
+
+def _check_prob_tensor(p, what):
+    h = _host(p)
+    if h.size and not bool(((h >= 0) & (h <= 1)).all()):
+        raise RuntimeError(f"{what}: Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    return h
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples: element ``i`` is 1 with probability ``input[i]`` (or ``p`` when given)."""
+    check_tensor(input, "bernoulli")
+    rng = check_generator(generator, "bernoulli")
+    shape = tuple(input.shape)
+    if p is None:
+        _float_only(input.dtype, "bernoulli_tensor_cpu_p_")
+        probs = _check_prob_tensor(input, "bernoulli")
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        probs = p
+    values = (rng.random(shape) < probs).astype(input.dtype.np)
+    r = call(_bernoulli_op, (input,), (place(values, input.dtype, input.device)._data,))
+    return with_out(r, out, "bernoulli") if out is not None else r
+
+
+def poisson(input, generator=None):
+    """Samples from Poisson distributions with rates ``input`` (same dtype as ``input``)."""
+    check_tensor(input, "poisson")
+    _float_only(input.dtype, "poisson_cpu")
+    lam = _host(input)
+    if lam.size and not bool((lam >= 0).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    values = check_generator(generator, "poisson").poisson(lam).astype(input.dtype.np)
+    return call(_poisson_op, (input,), (place(values, input.dtype, input.device)._data,))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices sampled from the categorical distributions in the rows of ``input``
+    (non-negative weights, not necessarily normalised); int64, never differentiable."""
+    check_tensor(input, "multinomial")
+    rng = check_generator(generator, "multinomial")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: "
+            f"{TORCH_NAMES[input.dtype.name]}"
+        )
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    n = _int_value(num_samples, "multinomial", "num_samples", 2)
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    w = _host(input).astype(np.float64).reshape(-1, input.shape[-1])
+    k = w.shape[1]
+    if not replacement and n > k:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not bool((np.isfinite(w) & (w >= 0)).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = w.sum(1)
+    if bool((total <= 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    res = np.empty((w.shape[0], n), np.int64)
+    for i, row in enumerate(w):
+        if replacement:  # inverse CDF; normalising by the last entry makes it end at exactly 1
+            cdf = np.cumsum(row)
+            res[i] = np.searchsorted(cdf / cdf[-1], rng.random(n), side="right")
+        else:  # exponential race: the n largest w / Exp(1) keys, as torch does
+            keys = row / rng.standard_exponential(k)
+            res[i] = np.argsort(-keys, kind="stable")[:n]
+    res = res.reshape(input.shape[:-1] + (n,))
+    r = place(res, D.int64, input.device)
+    return with_out(r, out, "multinomial") if out is not None else r
+
+
+# ---- in-place random fills ----
+
+_uniform_op = _sampling_op("uniform")
+_normal_fill_op = _sampling_op("normal")
+_bernoulli_fill_op = _sampling_op("bernoulli")
+_random_op = _sampling_op("random")
+_exponential_op = _sampling_op("exponential")
+
+
+def _overwrite(self, name, op, values):
+    """Write host ``values`` into ``self`` in place through the op ``op`` (graph-aware)."""
+    data = place(values, self.dtype, self.device)._data
+    return inplace(lambda src, v: call(op, (src,), (v,)), self, (data,), None, name)
+
+
+def _dense_self(self, name):
+    check_tensor(self, name, "self")
+    if self.layout is not strided:
+        raise NotImplementedError(f"{name}: not implemented for {self.layout.name} tensors")
+    return tuple(self.shape)
+
+
+def uniform_(input, from_=0.0, to=1.0, *, generator=None):
+    """Fills ``input`` with numbers drawn uniformly from ``[from_, to)``."""
+    shape = _dense_self(input, "uniform_")
+    dt = input.dtype
+    _float_only(dt, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
+    if not (math.isfinite(from_) and math.isfinite(to)):
+        raise RuntimeError(f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for "
+                           f"{dt.name}")
+    u = _uniform01(check_generator(generator, "uniform_"), shape, dt)
+    span = dt.to_real().np.type(to - from_)
+    values = (u * span + dt.to_real().np.type(from_)).astype(dt.np, copy=False)
+    return _overwrite(input, "uniform_", _uniform_op, values)
+
+
+def normal_(input, mean=0.0, std=1.0, *, generator=None):
+    """Fills ``input`` with samples from N(``mean``, ``std``**2)."""
+    shape = _dense_self(input, "normal_")
+    dt = input.dtype
+    _float_only(dt, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    z = _normal01(check_generator(generator, "normal_"), shape, dt)
+    real = dt.to_real().np.type
+    values = (z * real(std) + real(mean)).astype(dt.np, copy=False)
+    return _overwrite(input, "normal_", _normal_fill_op, values)
+
+
+def bernoulli_(input, p=0.5, *, generator=None):
+    """Fills ``input`` with 0/1 samples, 1 with probability ``p`` (a number or a tensor
+    broadcastable to ``input``)."""
+    shape = _dense_self(input, "bernoulli_")
+    rng = check_generator(generator, "bernoulli_")
+    if isinstance(p, Tensor):
+        if broadcast_shape(shape, tuple(p.shape)) != shape:
+            raise RuntimeError(f"bernoulli_: p of shape {list(p.shape)} can't be broadcast to "
+                               f"self of shape {list(shape)}")
+        probs = _check_prob_tensor(p, "bernoulli_")
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        probs = p
+    values = (rng.random(shape) < probs).astype(input.dtype.np)
+    return _overwrite(input, "bernoulli_", _bernoulli_fill_op, values)
+
+
+def random_(input, from_=0, to=None, *, generator=None):
+    """Fills ``input`` with integers from ``[from_, to)``; ``random_(to)`` means ``[0, to)`` and
+    ``random_()`` the whole range the dtype represents exactly."""
+    shape = _dense_self(input, "random_")
+    dt = input.dtype
+    if dt.is_complex:
+        raise NotImplementedError(f'"random_" not implemented for \'{TORCH_NAMES[dt.name]}\'')
+    for v, arg in ((from_, "from"), (to, "to")):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
+            raise TypeError(f"random_(): argument '{arg}' must be int, not {type(v).__name__}")
+    if to is None and from_ != 0:
+        lo, hi = 0, int(from_)  # random_(to)
+    elif to is None:
+        mn, mx = _int_bounds(dt)
+        lo, hi = 0, mx + 1
+    else:
+        lo, hi = int(from_), int(to)
+    _check_from_to(lo, hi, dt)
+    values = _integers(check_generator(generator, "random_"), lo, hi, shape, dt)
+    return _overwrite(input, "random_", _random_op, values)
+
+
+def exponential_(input, lambd=1.0, *, generator=None):
+    """Fills ``input`` with samples from the exponential distribution with rate ``lambd``."""
+    shape = _dense_self(input, "exponential_")
+    dt = input.dtype
+    _float_only(dt, "exponential_cpu")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    rng = check_generator(generator, "exponential_")
+    if dt is D.float32 or dt is D.float64:
+        e = rng.standard_exponential(shape, dtype=dt.np)
+    else:
+        e = rng.standard_exponential(shape).astype(dt.np)
+    values = (e / dt.np.type(lambd)).astype(dt.np, copy=False)
+    return _overwrite(input, "exponential_", _exponential_op, values)
+
+
+from ._fill import copy_, fill_, zero_  # noqa: E402,F401 - the in-place fills of this family

@@ -1,3 +1,781 @@
-"""(being written)"""
+"""Shape and view ops: view/reshape, transpose/permute, squeeze/unsqueeze, expand, narrow/select,
+split/chunk, flip/roll/repeat, unfold, and the strided-layout queries (stride, is_contiguous).
 
-__all__ = []
+A *view* op (declared ``view=True``) returns a tensor that shares memory and the version counter
+with its input: its strided kernel returns a ``be.xp`` view. Gradients take shapes from params
+(``in_shape``), never from a saved input, so modifying the input in place later does not
+invalidate the graph (torch saves sizes only, too). Joining and broadcasting ops (cat, stack,
+meshgrid, broadcast_tensors, atleast_*d) live in :mod:`._join` and are re-exported here.
+"""
+
+import numbers
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from .._tensor import Tensor
+from ..autograd.grad_mode import GRAD_ENABLED
+from ._util import check_tensor, norm_dim, norm_dims
+
+__all__ = [
+    "view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims", "t",
+    "permute", "squeeze", "unsqueeze", "expand", "expand_as", "broadcast_to", "flatten",
+    "unflatten", "ravel", "narrow", "select", "split", "chunk", "unbind", "flip", "fliplr",
+    "flipud", "roll", "repeat", "tile", "movedim", "moveaxis", "repeat_interleave", "unfold",
+    "t_", "transpose_", "squeeze_", "unsqueeze_", "stride", "is_contiguous", "data_ptr",
+]
+
+S = (strided,)
+_grad_enabled = GRAD_ENABLED.get
+
+
+# ---- argument helpers ----
+
+def _ints(args, fname, arg="size"):
+    """Sizes given as ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(Size)`` -> tuple of ints."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    out = []
+    for i, s in enumerate(args):
+        if isinstance(s, Tensor) and s.ndim == 0 and not (s.dtype.is_floating_point or s.dtype.is_complex):
+            s = s.item()
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(
+                f"{fname}(): argument '{arg}' must be a tuple of ints, but found element of type "
+                f"{type(s).__name__} at pos {i}"
+            )
+        out.append(int(s))
+    return tuple(out)
+
+
+def _infer_shape(shape, numel):
+    """Resolve one ``-1`` in ``shape`` from ``numel``; torch's errors for impossible shapes."""
+    infer = -1
+    known = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+        else:
+            known *= s
+    if infer >= 0:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                    "unspecified dimension size -1 can be any value and is ambiguous"
+                )
+        elif numel % known == 0:
+            return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    elif known == numel:
+        return shape
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+def _shares_memory(r, x):
+    """True when ``r`` (from ``x.reshape``) is a view of ``x``'s memory, not a fresh copy."""
+    b = r.base
+    return b is x or (b is not None and b is x.base)
+
+
+def _alias(input):
+    """A view of ``input`` with the same shape (torch's alias)."""
+    return call(_permute_op, (input,), (tuple(range(input.ndim)),))
+
+
+# ---- view / reshape ----
+
+_VIEW_MSG = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
+def _view_kernel(be, x, shape, in_shape):
+    r = x.reshape(shape)
+    if not _shares_memory(r, x):
+        raise RuntimeError(_VIEW_MSG)
+    return r
+
+
+_view_op = defop("view", {S: _view_kernel}, params=("shape", "in_shape"),
+                 grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True)
+# reshape that must copy: a new tensor (torch's _unsafe_view), not a view
+_reshape_copy_op = defop("_unsafe_view", {S: lambda be, x, shape, in_shape: be.xp.reshape(x, shape)},
+                         params=("shape", "in_shape"),
+                         grads={"input": lambda grad, in_shape: grad.reshape(in_shape)})
+
+
+def _view_dtype_kernel(be, x, np_dtype):
+    if x.ndim == 0 and x.itemsize != np_dtype.itemsize:
+        raise RuntimeError("view(dtype): a 0-dim tensor can only be viewed as a dtype of the same element size")
+    if x.itemsize != np_dtype.itemsize and x.ndim and (x.shape[-1] * x.itemsize) % np_dtype.itemsize:
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {np_dtype.itemsize // x.itemsize or 1} to view "
+            f"{x.dtype} as {np_dtype} (different element sizes), but got {x.shape[-1]}"
+        )
+    try:
+        return x.view(np_dtype)
+    except ValueError as e:
+        raise RuntimeError(f"view(dtype): {e}; call .contiguous() first") from None
+
+
+_view_dtype_op = defop("view_dtype", {S: _view_dtype_kernel}, params=("np_dtype",), view=True)
+
+
+def view(input, *shape, size=None):
+    """A view of ``input`` with shape ``shape`` (one entry may be -1), sharing its memory.
+
+    ``view(dtype)`` reinterprets the bytes as another dtype. Raises RuntimeError when the
+    strides make a view impossible; use :func:`reshape` then.
+
+    >>> import sparsetorch as torch
+    >>> torch.arange(6).view(2, -1).shape
+    sparsetorch.Size([2, 3])
+    """
+    check_tensor(input, "view")
+    if size is not None:
+        shape = (size,)
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        dt = shape[0]
+        if input.layout is not strided:
+            raise NotImplementedError(f"view(dtype): not implemented for layout {input.layout.name}")
+        return call(_view_dtype_op, (input,), (dt.np,), dt)
+    shape = _infer_shape(_ints(shape, "view"), input.numel())
+    return call(_view_op, (input,), (shape, tuple(input.shape)))
+
+
+def view_as(input, other):
+    """``input.view(other.shape)``."""
+    check_tensor(other, "view_as", "other")
+    return view(input, tuple(other.shape))
+
+
+def reshape(input, *shape, **kwargs):
+    """``input`` with shape ``shape``: a view when the strides allow it, else a copy."""
+    check_tensor(input, "reshape")
+    if "shape" in kwargs:
+        shape = (kwargs.pop("shape"),)
+    if kwargs:
+        raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
+    shape = _infer_shape(_ints(shape, "reshape", "shape"), input.numel())
+    params = (shape, tuple(input.shape))
+    if input.layout is strided:
+        x = input._data
+        if x.flags.c_contiguous or _shares_memory(x.reshape(shape), x):
+            return call(_view_op, (input,), params)
+    return call(_reshape_copy_op, (input,), params)
+
+
+def reshape_as(input, other):
+    check_tensor(other, "reshape_as", "other")
+    return reshape(input, tuple(other.shape))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Flatten dims ``start_dim..end_dim`` into one (a view when possible)."""
+    check_tensor(input, "flatten")
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    n = input.ndim
+    s = norm_dim(start_dim, n, "flatten")
+    e = norm_dim(end_dim, n, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = tuple(input.shape)
+    return reshape(input, shape[:s] + (-1,) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one may be -1)."""
+    check_tensor(input, "unflatten")
+    d = norm_dim(dim, input.ndim, "unflatten")
+    sizes = _ints((sizes,), "unflatten", "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = input.shape[d]
+    try:
+        inner = _infer_shape(sizes, size)
+    except RuntimeError:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({size}) in the input tensor"
+        ) from None
+    shape = tuple(input.shape)
+    return reshape(input, shape[:d] + inner + shape[d + 1:])
+
+
+def ravel(input):
+    """The elements of ``input`` as a 1-D tensor (a view when contiguous)."""
+    check_tensor(input, "ravel")
+    return reshape(input, (-1,))
+
+
+# ---- transpose / permute ----
+
+_transpose_op = defop(
+    "transpose", {S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1)}, params=("dim0", "dim1"),
+    grads={"input": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)}, view=True,
+)
+
+
+def _inverse_perm(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+_permute_op = defop(
+    "permute", {S: lambda be, x, dims: be.xp.transpose(x, dims)}, params=("dims",),
+    grads={"input": lambda grad, dims: grad.permute(_inverse_perm(dims))}, view=True,
+)
+
+
+def transpose(input, dim0, dim1):
+    """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped."""
+    check_tensor(input, "transpose")
+    n = input.ndim
+    d0 = norm_dim(dim0, n, "transpose")
+    d1 = norm_dim(dim1, n, "transpose")
+    if n == 0:
+        return _alias(input)
+    return call(_transpose_op, (input,), (d0, d1))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views)."""
+    check_tensor(input, "t")
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    if input.ndim < 2:
+        return _alias(input)
+    return call(_transpose_op, (input,), (0, 1))
+
+
+def permute(input, *args, dims=None):
+    """A view of ``input`` with its dims reordered: ``permute(x, (1, 0))`` or ``x.permute(1, 0)``."""
+    check_tensor(input, "permute")
+    dims = _ints(args if dims is None else (dims,), "permute", "dims")
+    n = input.ndim
+    if len(dims) != n:
+        raise RuntimeError(
+            "permute(): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = tuple(norm_dim(d, n, "permute") for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return call(_permute_op, (input,), (dims,))
+
+
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination`` (ints or sequences), keeping the others' order."""
+    check_tensor(input, "movedim")
+    src = (source,) if isinstance(source, numbers.Integral) else tuple(source)
+    dst = (destination,) if isinstance(destination, numbers.Integral) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+            f"the same number of dims as destination ({list(dst)} dims)"
+        )
+    n = input.ndim
+    src = tuple(norm_dim(d, n, "movedim") for d in src)
+    dst = tuple(norm_dim(d, n, "movedim") for d in dst)
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    rest = [d for d in range(n) if d not in src]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    it = iter(rest)
+    order = tuple(next(it) if o is None else o for o in order)
+    return call(_permute_op, (input,), (order,))
+
+
+moveaxis = movedim
+
+
+# ---- squeeze / unsqueeze / expand ----
+
+_squeeze_op = defop(
+    "squeeze", {S: lambda be, x, dims, in_shape: be.xp.squeeze(x, axis=dims)}, params=("dims", "in_shape"),
+    grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True,
+)
+_unsqueeze_op = defop(
+    "unsqueeze", {S: lambda be, x, dim: be.xp.expand_dims(x, dim)}, params=("dim",),
+    grads={"input": lambda grad, dim: grad.squeeze(dim)}, view=True,
+)
+
+
+def squeeze(input, dim=None):
+    """A view of ``input`` without its size-1 dims (all of them, or those in ``dim``)."""
+    check_tensor(input, "squeeze")
+    shape = input.shape
+    if dim is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        dims = tuple(d for d in norm_dims(dim, input.ndim, "squeeze") if d < len(shape) and shape[d] == 1)
+    return call(_squeeze_op, (input,), (dims, tuple(shape)))
+
+
+def unsqueeze(input, dim):
+    """A view of ``input`` with a size-1 dim inserted at ``dim``."""
+    check_tensor(input, "unsqueeze")
+    return call(_unsqueeze_op, (input,), (norm_dim(dim, input.ndim + 1, "unsqueeze"),))
+
+
+def _expand_input_backward(grad, in_shape):
+    """Sum the gradient over the dims that expand broadcast (new leading dims and size-1 dims)."""
+    lead = grad.ndim - len(in_shape)
+    gshape = grad.shape
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(in_shape) if s == 1 and gshape[lead + i] != 1
+    )
+    if not dims:
+        return grad
+    g = grad.sum(dims, keepdim=True)
+    return g.reshape(in_shape) if lead else g
+
+
+_expand_op = defop(
+    "expand", {S: lambda be, x, shape, in_shape: be.xp.broadcast_to(x, shape)}, params=("shape", "in_shape"),
+    grads={"input": _expand_input_backward}, view=True,
+)
+
+
+def _expand_shape(input, sizes):
+    shape = tuple(input.shape)
+    n, m = len(sizes), len(shape)
+    if n < m:
+        raise RuntimeError(
+            f"expand({input.dtype.name} tensor of shape {list(shape)}, size={list(sizes)}): the "
+            f"number of sizes provided ({n}) must be greater or equal to the number of dimensions "
+            f"in the tensor ({m})"
+        )
+    out = list(sizes)
+    for i in range(n):
+        j = i - (n - m)
+        s = sizes[i]
+        if j < 0:
+            if s == -1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )
+            if s < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
+        elif s == -1:
+            out[i] = shape[j]
+        elif shape[j] != s and shape[j] != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({shape[j]}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
+            )
+        elif s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
+    return tuple(out)
+
+
+def expand(input, *sizes, size=None):
+    """A broadcast view of ``input`` with shape ``sizes`` (-1 keeps a dim's size).
+
+    The view is read-only: writing into it raises (its elements share memory).
+    """
+    check_tensor(input, "expand")
+    shape = _expand_shape(input, _ints(sizes if size is None else (size,), "expand"))
+    return call(_expand_op, (input,), (shape, tuple(input.shape)))
+
+
+def expand_as(input, other):
+    check_tensor(other, "expand_as", "other")
+    return expand(input, tuple(other.shape))
+
+
+def broadcast_to(input, size):
+    """``input.expand(size)``."""
+    return expand(input, size)
+
+
+# ---- slicing views: narrow / select / split / chunk / unbind / unfold ----
+
+def _key_view_backward(grad, key, in_shape):
+    from .indexing import put_key
+
+    return put_key(grad.new_zeros(in_shape), key, grad, False, True)
+
+
+def _key_kernel(be, x, key, in_shape):
+    return x[key]
+
+
+_slice_op = defop("slice", {S: _key_kernel}, params=("key", "in_shape"),
+                  grads={"input": _key_view_backward}, view=True)
+_select_op = defop("select", {S: _key_kernel}, params=("key", "in_shape"),
+                   grads={"input": _key_view_backward}, view=True)
+
+
+def narrow(input, dim, start, length):
+    """A view of ``length`` elements of dim ``dim`` starting at ``start``."""
+    check_tensor(input, "narrow")
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = norm_dim(dim, input.ndim, "narrow")
+    start = int(start.item()) if isinstance(start, Tensor) else start
+    size = input.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    key = (slice(None),) * d + (slice(start, start + length),)
+    return call(_slice_op, (input,), (key, tuple(input.shape)))
+
+
+def select(input, dim, index):
+    """A view of ``input`` at ``index`` along ``dim`` (that dim removed)."""
+    check_tensor(input, "select")
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = norm_dim(dim, input.ndim, "select")
+    index = int(index.item()) if isinstance(index, Tensor) else index
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
+        )
+    key = (slice(None),) * d + (index % size, Ellipsis)
+    return call(_select_op, (input,), (key, tuple(input.shape)))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive pieces of ``tensor`` along ``dim``: of size ``split_size`` (the last
+    may be smaller) or of the sizes in a list."""
+    check_tensor(tensor, "split", "tensor")
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = norm_dim(dim, tensor.ndim, "split")
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = _ints((split_size_or_sections,), "split", "split_size")
+        if sum(sizes) != size or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={list(sizes)}"
+            )
+    else:
+        step = int(split_size_or_sections)
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and size != 0:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+            )
+        n = max(-(-size // step), 1) if step else 1
+        sizes = tuple(min(step, size - i * step) for i in range(n))
+    out = []
+    start = 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    """Split ``input`` into ``chunks`` views of (nearly) equal size along ``dim``."""
+    check_tensor(input, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    d = norm_dim(dim, input.ndim, "chunk")
+    size = input.shape[d]
+    if size == 0:
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-size // chunks), d)
+
+
+def unbind(input, dim=0):
+    """All slices of ``input`` along ``dim``, as a tuple of views."""
+    check_tensor(input, "unbind")
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = norm_dim(dim, input.ndim, "unbind")
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def _unfold_kernel(be, x, dim, size, step, in_shape):
+    n = x.shape[dim]
+    nwin = (n - size) // step + 1
+    shape = x.shape[:dim] + (nwin,) + x.shape[dim + 1:] + (size,)
+    st = x.strides
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    return be.xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _unfold_input_backward(grad, dim, size, step, in_shape):
+    """Add each window's gradient back at the positions it was read from (windows may overlap)."""
+    nwin = grad.shape[dim]
+    from .creation import arange
+
+    pos = (arange(nwin, device=grad.device) * step).unsqueeze(1) + arange(size, device=grad.device)
+    g = grad.movedim(-1, dim + 1).flatten(dim, dim + 1)
+    return grad.new_zeros(in_shape).index_add(dim, pos.reshape(-1), g)
+
+
+_unfold_op = defop("unfold", {S: _unfold_kernel}, params=("dim", "size", "step", "in_shape"),
+                   grads={"input": _unfold_input_backward}, view=True)
+
+
+def unfold(input, dimension, size, step):
+    """A view of all windows of length ``size`` along ``dimension``, ``step`` apart (as a new last dim)."""
+    check_tensor(input, "unfold")
+    d = norm_dim(dimension, input.ndim, "unfold")
+    n = input.shape[d] if input.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return unsqueeze(input, 0)
+    return call(_unfold_op, (input,), (d, size, step, tuple(input.shape)))
+
+
+# ---- copies: flip / roll / repeat / tile / repeat_interleave ----
+
+_flip_op = defop(
+    "flip", {S: lambda be, x, dims: be.xp.flip(x, dims).copy()}, params=("dims",),
+    grads={"input": lambda grad, dims: grad.flip(dims)}, zero_preserving=True,
+)
+
+
+def flip(input, *args, dims=None):
+    """A copy of ``input`` with the order of elements reversed along ``dims``."""
+    check_tensor(input, "flip")
+    dims = _ints(args if dims is None else (dims,), "flip", "dims")
+    if len(set(norm_dim(d, input.ndim, "flip") for d in dims)) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    dims = tuple(sorted(set(norm_dim(d, input.ndim, "flip") for d in dims))) if input.ndim else ()
+    return call(_flip_op, (input,), (dims,))
+
+
+def fliplr(input):
+    check_tensor(input, "fliplr")
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    check_tensor(input, "flipud")
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+_roll_op = defop(
+    "roll", {S: lambda be, x, shifts, dims: be.xp.roll(x, shifts, dims)}, params=("shifts", "dims"),
+    grads={"input": lambda grad, shifts, dims: grad.roll(_neg(shifts), dims)}, zero_preserving=True,
+)
+
+
+def _neg(shifts):
+    return tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+
+
+def roll(input, shifts, dims=None):
+    """Roll ``input`` by ``shifts`` along ``dims`` (elements shifted past the end wrap around);
+    without ``dims`` the flattened tensor is rolled and the shape restored."""
+    check_tensor(input, "roll")
+    shifts = _ints((shifts,), "roll", "shifts") if not isinstance(shifts, numbers.Integral) else (int(shifts),)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return call(_roll_op, (input,), (shifts[0], None))
+    dims = _ints((dims,), "roll", "dims") if not isinstance(dims, numbers.Integral) else (int(dims),)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    dims = tuple(norm_dim(d, input.ndim, "roll") for d in dims)
+    return call(_roll_op, (input,), (shifts, dims))
+
+
+def _repeat_input_backward(grad, repeats, in_shape):
+    """Sum the tiles: view the gradient as (r0, s0, r1, s1, ...) and sum over the r's."""
+    lead = len(repeats) - len(in_shape)
+    shape = (1,) * lead + tuple(in_shape)
+    inter = []
+    for r, s in zip(repeats, shape):
+        inter += [r, s]
+    g = grad.reshape(inter).sum(tuple(range(0, 2 * len(shape), 2)))
+    return g.reshape(in_shape)
+
+
+_repeat_op = defop(
+    "repeat", {S: lambda be, x, repeats, in_shape: be.xp.tile(x, repeats)}, params=("repeats", "in_shape"),
+    grads={"input": _repeat_input_backward}, zero_preserving=True,
+)
+
+
+def repeat(input, *sizes, repeats=None):
+    """``input`` tiled ``sizes[i]`` times along each dim (leading new dims allowed)."""
+    check_tensor(input, "repeat")
+    sizes = _ints(sizes if repeats is None else (repeats,), "repeat", "repeats")
+    if len(sizes) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    out = [a * b for a, b in zip(shape, sizes)]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
+    return call(_repeat_op, (input,), (sizes, tuple(input.shape)))
+
+
+def tile(input, dims):
+    """Like :func:`repeat`, but ``dims`` shorter than ``input.ndim`` is padded with leading ones."""
+    check_tensor(input, "tile")
+    dims = _ints((dims,) if not isinstance(dims, numbers.Integral) else (dims,), "tile", "dims")
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element ``repeats`` times (an int, or one count per element along ``dim``).
+
+    ``repeat_interleave(repeats)`` with a 1-D count tensor returns the repeated indices.
+    """
+    from .creation import arange
+    from .indexing import index_select
+
+    check_tensor(input, "repeat_interleave")
+    if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1 repeated
+        return repeat_interleave(arange(input.numel(), device=input.device), input, 0)
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    d = norm_dim(dim, input.ndim, "repeat_interleave")
+    n = input.shape[d] if input.ndim else 1
+    xp = _dispatch.get_backend(input.device).xp
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats.dtype.is_floating_point or repeats.dtype.is_complex or repeats.dtype is D.bool:
+            raise RuntimeError(f"repeat_interleave(): repeats must be an integer tensor, got {repeats.dtype.name}")
+        counts = repeats._data.reshape(-1)
+        if counts.size == 1:
+            counts = xp.broadcast_to(counts, (n,))
+        elif counts.size != n:
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                f"{counts.size} and input.size({d}) = {n}"
+            )
+        if counts.size and int(counts.min()) < 0:
+            raise RuntimeError("repeats can not be negative")
+    else:
+        if int(repeats) < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        counts = int(repeats)
+    idx = xp.repeat(xp.arange(n), counts)
+    index = _dispatch.wrap(idx.astype(D.int64.np), D.int64, input.device, strided)
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+    return index_select(input, d, index)
+
+
+# ---- in-place metadata ops (change self's shape) ----
+
+def _inplace_view(self, r, name):
+    """Make ``self`` the view ``r`` of itself: new payload, bumped version, history of ``r``."""
+    self._data = r._data
+    _dispatch.bump_version(self)
+    if r.grad_fn is not None:
+        self.grad_fn = r.grad_fn
+    ex = self._extra
+    if ex and ex.get("base") is not None:  # self is itself a view: keep rebasing consistent
+        ex["view_fn"] = r._extra["view_fn"]
+    return self
+
+
+def _check_meta_inplace(self, name):
+    if _grad_enabled() and self._rg:
+        _dispatch.check_inplace_allowed(self, name)
+
+
+def t_(input):
+    _check_meta_inplace(input, "t_")
+    return _inplace_view(input, t(input), "t_")
+
+
+def transpose_(input, dim0, dim1):
+    _check_meta_inplace(input, "transpose_")
+    return _inplace_view(input, transpose(input, dim0, dim1), "transpose_")
+
+
+def squeeze_(input, dim=None):
+    _check_meta_inplace(input, "squeeze_")
+    return _inplace_view(input, squeeze(input, dim), "squeeze_")
+
+
+def unsqueeze_(input, dim):
+    _check_meta_inplace(input, "unsqueeze_")
+    return _inplace_view(input, unsqueeze(input, dim), "unsqueeze_")
+
+
+# ---- strided-layout queries ----
+
+def _dense_only(input, fname):
+    check_tensor(input, fname)
+    if input.layout is not strided:
+        raise RuntimeError(f"{fname}(): {input.layout.name} tensors do not have strides")
+
+
+def stride(input, dim=None):
+    """Strides of ``input`` in elements (torch's convention), or the stride of dim ``dim``."""
+    _dense_only(input, "stride")
+    x = input._data
+    isz = x.itemsize
+    st = tuple(s // isz for s in x.strides)
+    if dim is None:
+        return st
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return st[norm_dim(dim, input.ndim, "stride")]
+
+
+def is_contiguous(input):
+    """True if ``input``'s elements are laid out in row-major order without gaps."""
+    check_tensor(input, "is_contiguous")
+    if input.layout is not strided:
+        return False
+    return bool(input._data.flags.c_contiguous)
+
+
+def data_ptr(input):
+    """Address of the first element (0 for an empty tensor)."""
+    _dense_only(input, "data_ptr")
+    x = input._data
+    if x.size == 0:
+        return 0
+    iface = getattr(x, "__cuda_array_interface__", None) or x.__array_interface__
+    return iface["data"][0]
+
+
+from ._join import *  # noqa: E402,F401,F403 - joining ops belong to this family
+from ._join import __all__ as _join_all  # noqa: E402
+
+__all__ += _join_all

@@ -1,5 +1,19 @@
-"""Tape-based automatic differentiation: backward, grad, grad modes (torch.autograd)."""
+"""Tape-based automatic differentiation: backward, grad, grad modes, Function (torch.autograd)."""
 
+from . import function, graph  # noqa: F401
 from .engine import backward, grad  # noqa: F401
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .function import Function, FunctionCtx, Variable, once_differentiable  # noqa: F401
+from .grad_mode import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
+)
 from .graph import Node  # noqa: F401
+
+# Last: binds the name ``gradcheck`` to the function (the submodule stays importable as
+# ``sparsetorch.autograd.gradcheck`` via sys.modules, like torch.autograd.gradcheck).
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+
+__all__ = [
+    "Function", "FunctionCtx", "Variable", "backward", "grad", "gradcheck", "gradgradcheck",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "once_differentiable", "function", "graph",
+]

@@ -142,9 +142,13 @@ def _graph(root_nodes):
 
 
 def _needed(capture_nodes, parents, seen):
-    """Nodes from which a captured node can be reached (the only ones autograd.grad must run)."""
+    """Nodes from which a captured node can be reached (the only ones autograd.grad must run).
+
+    A captured node itself runs only if another captured node lies below it: its gradient is
+    captured on arrival, before it would run.
+    """
     need = set()
-    stack = [n for n in capture_nodes if n in seen]
+    stack = [p for n in capture_nodes if n in seen for p in parents.get(n, ())]
     while stack:
         n = stack.pop()
         if n in need:
@@ -194,11 +198,14 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                 if capture is None and gl[0] is not None:
                     _accumulate(node.variable, gl[0], create_graph, handed)
                 continue
-            if (need is None or node in need) and any(g is not None for g in gl):
+            needed = need is None or node in need
+            if needed and any(g is not None for g in gl):
                 in_grads = _apply(node, gl)
             else:
                 in_grads = None
-            if not retain_graph:
+            if not retain_graph and needed:
+                # only nodes this pass runs through are freed (torch keeps the saved tensors of
+                # nodes that autograd.grad did not need to execute)
                 release = getattr(node, "release", None)
                 if release is not None:
                     release()
@@ -224,7 +231,8 @@ def _apply(node, gl):
             r = h(tuple(in_grads), tuple(gl))
             if r is not None:
                 in_grads = list(r)
-    meta = getattr(node, "meta", None)
+    # custom Function nodes validate their own grads (and ``ctx.meta`` is the user's attribute)
+    meta = None if node.__class__._custom else getattr(node, "meta", None)
     if meta is None:
         return in_grads
     in_grads = list(in_grads)

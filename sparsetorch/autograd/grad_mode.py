@@ -1,136 +1,181 @@
-"""Grad mode: whether ops record the graph. Thread-local (a ContextVar), as in torch."""
+"""Grad mode: whether ops record the graph. Thread-local (a ContextVar), as in torch.
+
+``no_grad``, ``enable_grad``, ``inference_mode`` and ``set_grad_enabled`` work as context managers
+and as decorators (with or without parentheses where torch allows it), including on generator
+functions, where the mode holds while the generator body runs and not while it is suspended.
+"""
 
 import contextvars
 import functools
+import inspect
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
 
+# A ContextVar is per thread (a new thread starts from the default, grad enabled, as in torch)
+# and its .get() is a single C call, cheap enough for the dispatcher's hot path.
 GRAD_ENABLED = contextvars.ContextVar("sparsetorch_grad_enabled", default=True)
 is_enabled = GRAD_ENABLED.get
 
 
 def is_grad_enabled():
+    """Returns True if grad mode is currently enabled."""
     return GRAD_ENABLED.get()
 
 
-class _GradModeCtx:
-    """Context manager and decorator that sets grad mode to ``self._mode`` while active."""
+# ---- the shared context-manager/decorator machinery ----
 
-    _mode = True
+class _GradMode:
+    """Sets grad mode to ``self._mode`` while active; ``None`` leaves it unchanged.
 
-    def __enter__(self):
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(GRAD_ENABLED.set(self._mode))
-        return None
-
-    def __exit__(self, *exc):
-        GRAD_ENABLED.reset(self._tokens.pop())
-        return False
-
-    def __call__(self, fn):
-        mode_cls, args = type(self), self._ctor_args()
-
-        if _is_generator(fn):
-            @functools.wraps(fn)
-            def gen_wrapper(*a, **k):
-                gen = fn(*a, **k)
-                with mode_cls(*args):
-                    value = next(gen)
-                while True:
-                    try:
-                        with mode_cls(*args):
-                            value = gen.send((yield value))
-                    except StopIteration as stop:
-                        return stop.value
-            return gen_wrapper
-
-        @functools.wraps(fn)
-        def wrapper(*a, **k):
-            with mode_cls(*args):
-                return fn(*a, **k)
-        return wrapper
-
-    def _ctor_args(self):
-        return ()
-
-    def clone(self):
-        return type(self)(*self._ctor_args())
-
-
-def _is_generator(fn):
-    import inspect
-
-    return inspect.isgeneratorfunction(fn)
-
-
-class no_grad(_GradModeCtx):
-    """Disable gradient recording (context manager or decorator)."""
+    Re-entrant: each ``__enter__`` pushes the previous mode and ``__exit__`` restores it, so one
+    instance may be nested or reused (``with ctx: ... with ctx: ...``).
+    """
 
     _mode = False
 
-    def __init__(self, orig_func=None):
-        # allow both ``@no_grad`` and ``@no_grad()``
-        self._orig = orig_func
+    def __enter__(self):
+        prev = GRAD_ENABLED.get()
+        stack = self.__dict__.setdefault("_prev", [])
+        stack.append(prev)
+        if self._mode is not None:
+            GRAD_ENABLED.set(self._mode)
+
+    def __exit__(self, exc_type, exc, tb):
+        GRAD_ENABLED.set(self._prev.pop())
+        return False
+
+    def clone(self):
+        """A fresh instance with the same settings (used for each decorated call)."""
+        new = object.__new__(type(self))
+        new._mode = self._mode
+        return new
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError(
+                f"{type(self).__name__} cannot decorate a class; decorate its methods instead"
+            )
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
+        @functools.wraps(func)
+        def decorate_context(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return decorate_context
+
+
+def _wrap_generator(make_ctx, func):
+    """Run every step of the generator ``func`` (send, throw, close) inside a fresh context."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException as e:  # forward throw() into the wrapped generator
+                    with make_ctx():
+                        response = gen.throw(e)
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator_context
+
+
+class _NoParamMode(_GradMode):
+    """Allows both ``@mode`` and ``@mode()`` (torch's ``_NoParamDecoratorContextManager``)."""
 
     def __new__(cls, orig_func=None):
         self = super().__new__(cls)
-        if callable(orig_func):
-            self.__init__()
-            return self(orig_func)
-        return self
+        if orig_func is None:
+            return self
+        return self(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
 
 
-class enable_grad(no_grad):
-    """Enable gradient recording (context manager or decorator)."""
+# ---- the public modes ----
+
+class no_grad(_NoParamMode):
+    """Context manager (and decorator) that disables gradient calculation.
+
+    Results computed inside have ``requires_grad=False`` even when the inputs require grad.
+
+    >>> x = sparsetorch.ones(2, requires_grad=True)
+    >>> with sparsetorch.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    _mode = False
+
+
+class enable_grad(_NoParamMode):
+    """Context manager (and decorator) that enables gradient calculation inside ``no_grad``."""
 
     _mode = True
 
 
-class inference_mode(no_grad):
-    """Like ``no_grad`` (sparsetorch has no separate inference tensors)."""
+class inference_mode(_GradMode):
+    """``inference_mode(True)`` disables grad like ``no_grad``; ``inference_mode(False)`` enables
+    it.
+
+    sparsetorch has no separate inference tensors, so this is grad mode only (torch sets grad
+    mode to ``not mode`` on entry, which is what happens here too).
+    """
 
     def __new__(cls, mode=True):
-        if callable(mode):
-            self = object.__new__(cls)
-            self._mode = False
-            return self(mode)
-        return object.__new__(cls)
+        self = super().__new__(cls)
+        if isinstance(mode, bool):
+            self._mode = not mode
+            return self
+        self._mode = False
+        return self(mode)  # bare ``@inference_mode``
 
     def __init__(self, mode=True):
-        self._mode = not mode
-
-    def _ctor_args(self):
-        return (not self._mode,)
+        pass
 
 
-class set_grad_enabled(_GradModeCtx):
-    """Set grad mode on or off; works as a function call, a context manager and a decorator."""
+class set_grad_enabled(_GradMode):
+    """Sets grad mode on or off: as a function call, a context manager, or a decorator.
+
+    Called as a function it takes effect immediately (as in torch); used with ``with`` the
+    previous mode is restored on exit; used as ``@set_grad_enabled(False)`` it applies to calls.
+    """
 
     def __init__(self, mode):
         if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled(): mode must be a bool, got {type(mode).__name__}")
+            raise TypeError(
+                "set_grad_enabled(): argument 'mode' (position 1) must be bool, not "
+                f"{type(mode).__name__}"
+            )
         self._mode = mode
-        self._prev_token = GRAD_ENABLED.set(mode)  # takes effect immediately, as in torch
+        self._prev = [GRAD_ENABLED.get()]
+        GRAD_ENABLED.set(mode)
 
     def __enter__(self):
-        return None
+        pass  # the mode was already set by __init__; __exit__ restores the one before it
 
-    def __exit__(self, *exc):
-        GRAD_ENABLED.reset(self._prev_token)
-        return False
+    def clone(self):
+        ctx = object.__new__(_GradMode)  # a plain mode context: enter sets, exit restores
+        ctx._mode = self._mode
+        return ctx
 
-    def _ctor_args(self):
-        return (self._mode,)
+    def __call__(self, func):
+        GRAD_ENABLED.set(self._prev[0])  # decorating must not leave the mode changed
+        return _GradMode.__call__(self, func)
 
-    def __call__(self, fn):
-        GRAD_ENABLED.reset(self._prev_token)  # decorator use: don't leave the mode changed
-        mode = self._mode
-
-        @functools.wraps(fn)
-        def wrapper(*a, **k):
-            tok = GRAD_ENABLED.set(mode)
-            try:
-                return fn(*a, **k)
-            finally:
-                GRAD_ENABLED.reset(tok)
-        return wrapper

@@ -1,0 +1,270 @@
+"""Joining and broadcasting ops of the shape family: cat/stack (and their h/v/d/column forms),
+broadcast_shapes/broadcast_tensors, atleast_{1,2,3}d, meshgrid. Re-exported by :mod:`.shape`.
+
+``cat`` takes any number of tensors, so its op is declared per arity (cached); the kernels are
+keyed by the layout shared by all inputs, so a sparse layout is one more entry in ``_CAT_KERNELS``.
+"""
+
+import numbers
+
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from .._tensor import Size, Tensor
+from ._util import check_tensor, norm_dim, with_out
+from .shape import expand, reshape, unsqueeze
+
+__all__ = [
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+    "broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid",
+]
+
+
+# ---- cat ----
+
+def _cat_strided(be, *args):
+    *arrays, dim, sizes = args
+    return be.xp.concatenate(arrays, axis=dim)
+
+
+_CAT_KERNELS = {strided: _cat_strided}
+_cat_ops = {}
+
+
+def _cat_grad(i):
+    def formula(grad, dim, sizes):
+        return grad.narrow(dim, sum(sizes[:i]), sizes[i])
+
+    return formula
+
+
+def _cat_op(n):
+    """The cat op for ``n`` inputs (each input's gradient is its slice of ``grad``)."""
+    op = _cat_ops.get(n)
+    if op is None:
+        names = tuple(f"tensor{i}" for i in range(n))
+        op = _cat_ops[n] = defop(
+            "cat", {(lay,) * n: k for lay, k in _CAT_KERNELS.items()}, inputs=names,
+            params=("dim", "sizes"), grads={nm: _cat_grad(i) for i, nm in enumerate(names)},
+            zero_preserving=True,
+        )
+    return op
+
+
+def _tensor_list(tensors, fname):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fname}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return list(tensors)
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate ``tensors`` along ``dim`` (types promoted; legacy empty 1-D tensors skipped).
+
+    >>> import sparsetorch as torch
+    >>> torch.cat([torch.ones(2, 1), torch.zeros(2, 2)], 1).shape
+    sparsetorch.Size([2, 3])
+    """
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    dt = tensors[0].dtype
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+        if t.dtype is not dt:
+            dt = D.promote_types(dt, t.dtype)
+    # torch skips 1-D tensors of size 0 (legacy behaviour): they may have any other shape
+    live = [(i, t) for i, t in enumerate(tensors) if not (t.ndim == 1 and t.shape[0] == 0)]
+    if not live:
+        live = list(enumerate(tensors))
+        d = 0
+    else:
+        ref = live[0][1]
+        d = norm_dim(dim, ref.ndim, "cat")
+        for i, t in live[1:]:
+            if t.ndim != ref.ndim:
+                raise RuntimeError(
+                    f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+                )
+            for k in range(ref.ndim):
+                if k != d and t.shape[k] != ref.shape[k]:
+                    raise RuntimeError(
+                        f"Sizes of tensors must match except in dimension {d}. Expected size "
+                        f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                    )
+    ts = tuple(t for _, t in live)
+    sizes = tuple(t.shape[d] for t in ts)
+    return with_out(call(_cat_op(len(ts)), ts, (d, sizes), dt, dt), out, "cat")
+
+
+def concat(tensors, dim=0, *, out=None):
+    return cat(tensors, dim, out=out)
+
+
+def concatenate(tensors, axis=0, out=None):
+    return cat(tensors, axis, out=out)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Join equally shaped ``tensors`` along a new dim ``dim``."""
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                f"{list(t.shape)} at entry {i}"
+            )
+    d = norm_dim(dim, len(shape) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+
+
+def hstack(tensors, *, out=None):
+    """Stack horizontally: along dim 1, or dim 0 for 1-D tensors."""
+    ts = atleast_1d(_tensor_list(tensors, "hstack"))
+    return cat(ts, 0 if ts and ts[0].ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    """Stack vertically (dim 0) after making every tensor at least 2-D."""
+    return cat(atleast_2d(_tensor_list(tensors, "vstack")), 0, out=out)
+
+
+def dstack(tensors, *, out=None):
+    """Stack depth-wise (dim 2) after making every tensor at least 3-D."""
+    return cat(atleast_3d(_tensor_list(tensors, "dstack")), 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    """Stack as columns: 0-D and 1-D tensors become columns, then join along dim 1."""
+    ts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")]
+    return cat(ts, 1, out=out)
+
+
+# ---- atleast_Nd ----
+
+def _atleast(tensors, fn, fname):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(fn(check_tensor(t, fname)) for t in tensors[0])
+    if len(tensors) == 1:
+        return fn(check_tensor(tensors[0], fname))
+    return tuple(fn(check_tensor(t, fname)) for t in tensors)
+
+
+def _1d(t):
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
+def _2d(t):
+    if t.ndim == 0:
+        return reshape(t, (1, 1))
+    return unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _3d(t):
+    if t.ndim == 0:
+        return reshape(t, (1, 1, 1))
+    if t.ndim == 1:
+        return reshape(t, (1, t.shape[0], 1))
+    return unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+def atleast_1d(*tensors):
+    """Views of the inputs with at least one dim (a tuple when given several)."""
+    return _atleast(tensors, _1d, "atleast_1d")
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, _2d, "atleast_2d")
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, _3d, "atleast_3d")
+
+
+# ---- broadcasting ----
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to (torch.Size)."""
+    norm = []
+    for s in shapes:
+        if isinstance(s, numbers.Integral):
+            s = (int(s),)
+        norm.append(tuple(s))
+    n = max((len(s) for s in norm), default=0)
+    out = [1] * n
+    for s in norm:
+        for k, v in enumerate(s):
+            if v < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {v}: {list(s)}")
+            j = n - len(s) + k
+            if out[j] == 1:
+                out[j] = v
+    for i, s in enumerate(norm):
+        for k, v in enumerate(s):
+            j = n - len(s) + k
+            if v != 1 and v != out[j]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {v} at {k - len(s)}! Mismatching "
+                    f"argument at index {i} had {s}; but expected shape should be broadcastable to {out}"
+                )
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of ``tensors`` expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        check_tensor(t, "broadcast_tensors", f"tensors[{i}]")
+    n = max((t.ndim for t in tensors), default=0)
+    shape = [1] * n
+    for t in tensors:
+        for k, v in enumerate(t.shape):
+            j = n - t.ndim + k
+            if shape[j] == 1:
+                shape[j] = v
+            elif v != 1 and v != shape[j]:
+                raise RuntimeError(
+                    f"The size of tensor a ({shape[j]}) must match the size of tensor b ({v}) at "
+                    f"non-singleton dimension {j}"
+                )
+    return tuple(expand(t, tuple(shape)) for t in tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors: ``indexing='ij'`` (default) or ``'xy'`` (Cartesian)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        return ()
+    for i, t in enumerate(tensors):
+        check_tensor(t, "meshgrid", f"tensors[{i}]")
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {t.ndim}-D tensor"
+            )
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    ts = [reshape(t, (-1,)) for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    n = len(ts)
+    out = [expand(reshape(t, (1,) * i + (-1,) + (1,) * (n - i - 1)), shape) for i, t in enumerate(ts)]
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)

@@ -1,0 +1,577 @@
+"""gather/scatter and the index_* ops of the indexing family (re-exported by :mod:`.indexing`).
+
+Gradients follow torch's derivatives.yaml: gather <-> scatter_add, index_select <-> index_add,
+index_copy/index_fill zero the written region of the input's gradient. Shapes come from params,
+so a later in-place change of an input does not invalidate the graph.
+"""
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from .._tensor import Tensor
+from ._util import check_tensor, inplace_of, norm_dim, with_out
+from .indexing import _value_for, put_key, take_key
+
+__all__ = [
+    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+    "scatter_reduce_", "index_select", "index_add", "index_add_", "index_copy", "index_copy_",
+    "index_fill", "index_fill_", "take", "take_along_dim",
+]
+
+S2 = (strided, strided)
+S3 = (strided, strided, strided)
+
+
+# ---- checks ----
+
+def _check_index(index, fname, dtypes, message, error=RuntimeError):
+    check_tensor(index, fname, "index")
+    if index.dtype not in dtypes:
+        raise error(message.format(index.dtype.name))
+
+
+def _check_bounds(idx, size, dim, negative=False, error=RuntimeError, prefix=""):
+    """The first out-of-range value named in torch's words (negative ones allowed if asked)."""
+    if idx.size == 0:
+        return
+    lo = int(idx.min())
+    hi = int(idx.max())
+    if hi >= size or lo < (-size if negative else 0):
+        bad = hi if hi >= size else lo
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _dims_like(input, index, fname):
+    if max(index.ndim, 1) != max(input.ndim, 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {fname} tensor")
+
+
+# ---- kernels: positions (..., index, ...) along dim ----
+
+def _coords(be, idx, dim):
+    """Full index tuple addressing ``out[i0, .., idx[i], .., in]`` (an open mesh elsewhere)."""
+    n = idx.ndim
+    out = []
+    for d in range(n):
+        if d == dim:
+            out.append(idx)
+        else:
+            shape = [1] * n
+            shape[d] = idx.shape[d]
+            out.append(be.xp.arange(idx.shape[d]).reshape(shape))
+    return tuple(out)
+
+
+_UFUNC = {"add": "add", "sum": "add", "mean": "add", "multiply": "multiply", "prod": "multiply",
+          "amax": "maximum", "amin": "minimum"}
+
+
+def _scatter_into(be, out, idx, src, dim, reduce):
+    """Write (or reduce) ``src`` into ``out`` in place at ``idx`` along ``dim``."""
+    if out.ndim == 0:
+        out, idx, dim = out.reshape(1), idx.reshape(1), 0
+        src = src.reshape(1) if hasattr(src, "shape") else src
+    elif idx.ndim == 0:
+        idx = idx.reshape(1)
+    key = _coords(be, idx, dim)
+    if hasattr(src, "shape"):
+        src = src.reshape(idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
+    if reduce is None:
+        out[key] = src
+    else:
+        getattr(be.xp, _UFUNC[reduce]).at(out, key, src)
+
+
+def _scatter_kernel(be, x, idx, src, dim, reduce, src_shape):
+    out = x.copy()
+    _scatter_into(be, out, idx, src, dim, reduce)
+    return out
+
+
+def _scatter_value_kernel(be, x, idx, dim, value, reduce):
+    out = x.copy()
+    _scatter_into(be, out, idx, value, dim, reduce)
+    return out
+
+
+def _gather_kernel(be, x, idx, dim, in_shape):
+    if x.ndim == 0 or idx.ndim == 0:
+        return be.xp.take_along_axis(x.reshape(-1), idx.reshape(-1), 0).reshape(idx.shape)
+    region = tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(idx.shape))
+    return be.xp.take_along_axis(x[region], idx, axis=dim)
+
+
+# ---- gather ----
+
+def _gather_input_backward(grad, index, dim, in_shape):
+    return grad.new_zeros(in_shape).scatter_add(dim, index, grad)
+
+
+_gather_op = defop("gather", {S2: _gather_kernel}, inputs=("input", "index"), params=("dim", "in_shape"),
+                   grads={"input": _gather_input_backward})
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim == 0`` (and so on)."""
+    check_tensor(input, "gather")
+    _check_index(index, "gather", (D.int64, D.int32), "gather(): Expected dtype int32/int64 for index")
+    d = norm_dim(dim, input.ndim, "gather")
+    _dims_like(input, index, "input")
+    for k in range(index.ndim):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(
+                f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
+                f"larger than self {list(input.shape)} apart from dimension {d}"
+            )
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d)
+    r = call(_gather_op, (input, index), (d, tuple(input.shape)))
+    return with_out(r, out, "gather")
+
+
+# ---- scatter / scatter_add / scatter_reduce ----
+
+def _pad_to(g, shape):
+    """``g`` placed in the leading corner of zeros of ``shape`` (src may be larger than index)."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    region = tuple(slice(0, s) for s in g.shape) + (Ellipsis,)
+    return put_key(g.new_zeros(shape), region, g, False, True)
+
+
+def _no_grad_reduce(reduce):
+    def formula(grad):
+        raise RuntimeError(f"the derivative for 'scatter' with reduce='{reduce}' is not implemented")
+
+    return formula
+
+
+def _scatter_input_backward(grad, index, dim, reduce):
+    if reduce is None:
+        return grad.scatter(dim, index, 0)
+    if reduce == "add":
+        return grad
+    return _no_grad_reduce(reduce)(grad)
+
+
+def _scatter_src_backward(grad, index, dim, reduce, src_shape):
+    if reduce is not None and reduce != "add":
+        return _no_grad_reduce(reduce)(grad)
+    return _pad_to(grad.gather(dim, index), src_shape)
+
+
+_scatter_op = defop(
+    "scatter", {S3: _scatter_kernel}, inputs=("input", "index", "src"),
+    params=("dim", "reduce", "src_shape"),
+    grads={"input": _scatter_input_backward, "src": _scatter_src_backward},
+)
+_scatter_value_op = defop(
+    "scatter", {S2: _scatter_value_kernel}, inputs=("input", "index"), params=("dim", "value", "reduce"),
+    grads={"input": _scatter_input_backward},
+)
+_scatter_add_op = defop(
+    "scatter_add", {S3: lambda be, x, idx, src, dim, src_shape: _scatter_kernel(be, x, idx, src, dim, "add", None)},
+    inputs=("input", "index", "src"), params=("dim", "src_shape"),
+    grads={"input": lambda grad: grad,
+           "src": lambda grad, index, dim, src_shape: _pad_to(grad.gather(dim, index), src_shape)},
+)
+
+
+def _scatter_checks(input, dim, index, src, fname):
+    check_tensor(input, fname)
+    _check_index(index, fname, (D.int64, D.int32), fname + "(): Expected dtype int32/int64 for index")
+    d = norm_dim(dim, input.ndim, fname)
+    _dims_like(input, index, "self")
+    if src is not None:
+        if src.dtype is not input.dtype:
+            raise RuntimeError(f"{fname}(): Expected self.dtype to be equal to src.dtype")
+        if max(src.ndim, 1) != max(index.ndim, 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for k in range(index.ndim):
+        too_big = (k != d and index.shape[k] > input.shape[k]) or (
+            src is not None and src.ndim and index.shape[k] > src.shape[k])
+        if too_big:
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be no larger than self {list(input.shape)} "
+                f"apart from dimension {d}"
+                + (f" and to be no larger size than src {list(src.shape)}" if src is not None else "")
+            )
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d)
+    return d
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    """A copy of ``input`` with ``src`` (or the number ``value``) written at ``index`` along
+    ``dim``; ``reduce='add'|'multiply'`` combines with what is there instead."""
+    if src is not None and not isinstance(src, Tensor):
+        if value is not None:
+            raise TypeError("scatter(): got both a number 'src' and 'value'")
+        src, value = None, src
+    if (src is None) == (value is None):
+        raise TypeError("scatter(): expected exactly one of 'src' (a Tensor) or 'value' (a number)")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    d = _scatter_checks(input, dim, index, src, "scatter")
+    if src is not None:
+        r = call(_scatter_op, (input, index, src), (d, reduce, tuple(src.shape)))
+    else:
+        if isinstance(value, Tensor):
+            value = value.item()
+        r = call(_scatter_value_op, (input, index), (d, _value_for(input, value, "scatter"), reduce))
+    return with_out(r, out, "scatter")
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
+    d = _scatter_checks(input, dim, index, src, "scatter_add")
+    return with_out(call(_scatter_add_op, (input, index, src), (d, tuple(src.shape))), out, "scatter_add")
+
+
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+
+
+def _scatter_reduce_kernel(be, x, idx, src, dim, reduce, include_self):
+    xp = be.xp
+    out = x.copy()
+    if not include_self:  # positions that receive values start from the reduction's identity
+        if reduce in _IDENTITY:
+            ident = _IDENTITY[reduce]
+        elif x.dtype.kind == "f":
+            ident = -xp.inf if reduce == "amax" else xp.inf
+        elif x.dtype.kind == "b":
+            ident = reduce == "amin"
+        else:
+            info = xp.iinfo(x.dtype)
+            ident = info.min if reduce == "amax" else info.max
+        _scatter_into(be, out, idx, ident, dim, None)
+    _scatter_into(be, out, idx, src, dim, reduce)
+    if reduce == "mean":
+        cnt = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
+        _scatter_into(be, cnt, idx, 1, dim, "add")
+        cnt = xp.maximum(cnt, 1)
+        out = out / cnt if x.dtype.kind in "fc" else xp.floor_divide(out, cnt).astype(x.dtype)
+    return out
+
+
+def _src_region(src, index):
+    if tuple(src.shape) == tuple(index.shape):
+        return src
+    return take_key(src, tuple(slice(0, s) for s in index.shape) + (Ellipsis,), True)
+
+
+def _touched(in_shape, index, dim, device):
+    from .creation import zeros
+
+    return zeros(in_shape, dtype=D.bool, device=device).scatter(dim, index, True)
+
+
+def _reduce_counts(input, index, dim, include_self):
+    n = input.new_zeros(tuple(input.shape)) + (1 if include_self else 0)
+    n = n.scatter_add(dim, index, index.new_ones(tuple(index.shape)).to(input.dtype))
+    return n.masked_fill(n == 0, 1)
+
+
+def _extreme_parts(input, index, src, result, dim, include_self):
+    """Where the extreme came from: masks for self and src, and the number of tied winners."""
+    touched = _touched(tuple(input.shape), index, dim, input.device)
+    self_is = (input == result)
+    if not include_self:
+        self_is = self_is.logical_and(touched.logical_not())
+    src_is = (_src_region(src, index) == result.gather(dim, index))
+    n = self_is.to(input.dtype).scatter_add(dim, index, src_is.to(input.dtype))
+    return self_is, src_is, n.masked_fill(n == 0, 1)
+
+
+def _prod_parts(input, index, src, dim, include_self):
+    """Zero counts and the product with zeros left out (for the gradient of a product with zeros)."""
+    from .pointwise import where
+
+    sr = _src_region(src, index)
+    zc = (input == 0).to(input.dtype) if include_self else input.new_zeros(tuple(input.shape))
+    zc = zc.scatter_add(dim, index, (sr == 0).to(input.dtype))
+    masked_self = where(input == 0, 1.0, input) if include_self else input
+    masked_src = where(sr == 0, 1.0, sr)
+    mres = masked_self.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
+    return sr, zc, mres
+
+
+def _scatter_reduce_input_backward(grad, input, index, src, result, dim, reduce, include_self):
+    from .pointwise import where
+
+    if not include_self and reduce in ("sum", "mean", "prod"):
+        return grad.masked_fill(_touched(tuple(input.shape), index, dim, input.device), 0)
+    if reduce == "sum":
+        return grad
+    if reduce == "mean":
+        return grad / _reduce_counts(input, index, dim, True)
+    if reduce == "prod":
+        _, zc, mres = _prod_parts(input, index, src, dim, True)
+        safe = where(input == 0, 1.0, input)
+        return where(input == 0, where(zc == 1, grad * mres, 0.0), grad * result / safe)
+    self_is, _, n = _extreme_parts(input, index, src, result, dim, include_self)
+    return grad * self_is / n
+
+
+def _scatter_reduce_src_backward(grad, input, index, src, result, dim, reduce, include_self):
+    from .pointwise import where
+
+    shape = tuple(src.shape)
+    if reduce == "sum":
+        return _pad_to(grad.gather(dim, index), shape)
+    if reduce == "mean":
+        return _pad_to((grad / _reduce_counts(input, index, dim, include_self)).gather(dim, index), shape)
+    if reduce == "prod":
+        sr, zc, mres = _prod_parts(input, index, src, dim, include_self)
+        safe = where(sr == 0, 1.0, sr)
+        nz = (grad * result).gather(dim, index) / safe
+        z = where(zc.gather(dim, index) == 1, (grad * mres).gather(dim, index), 0.0)
+        return _pad_to(where(sr == 0, z, nz), shape)
+    _, src_is, n = _extreme_parts(input, index, src, result, dim, include_self)
+    return _pad_to((grad / n).gather(dim, index) * src_is, shape)
+
+
+_scatter_reduce_op = defop(
+    "scatter_reduce", {S3: _scatter_reduce_kernel}, inputs=("input", "index", "src"),
+    params=("dim", "reduce", "include_self"),
+    grads={"input": _scatter_reduce_input_backward, "src": _scatter_reduce_src_backward},
+)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim`` with ``reduce`` in
+    ('sum', 'prod', 'mean', 'amax', 'amin'); ``include_self=False`` ignores input's values there."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    check_tensor(src, "scatter_reduce", "src")
+    d = _scatter_checks(input, dim, index, src, "scatter_reduce")
+    r = call(_scatter_reduce_op, (input, index, src), (d, reduce, bool(include_self)))
+    return with_out(r, out, "scatter_reduce")
+
+
+# ---- index_select / index_add / index_copy / index_fill ----
+
+def _along(dim, idx):
+    return (slice(None),) * dim + (idx.reshape(-1),)
+
+
+def _index_select_kernel(be, x, idx, dim, in_shape):
+    if x.ndim == 0:
+        return x.reshape(1)[idx.reshape(-1)].reshape(())
+    return be.xp.take(x, idx.reshape(-1), axis=dim)
+
+
+def _index_select_backward(grad, index, dim, in_shape):
+    if not in_shape:
+        return grad
+    return grad.new_zeros(in_shape).index_add(dim, index, grad)
+
+
+_index_select_op = defop(
+    "index_select", {S2: _index_select_kernel}, inputs=("input", "index"), params=("dim", "in_shape"),
+    grads={"input": _index_select_backward}, zero_preserving=True,
+)
+
+
+def _vector_index(index, fname, dtypes, message, error=RuntimeError):
+    _check_index(index, fname, dtypes, message, error)
+    if index.ndim > 1:
+        raise IndexError(f"{fname}(): Index is supposed to be a vector")
+
+
+def index_select(input, dim, index, *, out=None):
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    check_tensor(input, "index_select")
+    _vector_index(index, "index_select", (D.int64, D.int32),
+                  "index_select(): Expected dtype int32 or int64 for index")
+    d = norm_dim(dim, input.ndim, "index_select")
+    if input.ndim == 0 and index.numel() != 1:
+        raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    size = input.shape[d] if input.ndim else 1
+    idx = index._data
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+        raise IndexError("index out of range in self")
+    return with_out(call(_index_select_op, (input, index), (d, tuple(input.shape))), out, "index_select")
+
+
+def _index_add_kernel(be, x, idx, src, dim, alpha):
+    out = x.copy()
+    s = src if alpha == 1 else src * alpha
+    if out.ndim == 0:
+        be.xp.add.at(out.reshape(1), idx.reshape(-1), s.reshape(-1))
+    else:
+        be.xp.add.at(out, _along(dim, idx), s)
+    return out
+
+
+_index_add_op = defop(
+    "index_add", {S3: _index_add_kernel}, inputs=("input", "index", "source"), params=("dim", "alpha"),
+    grads={"input": lambda grad: grad,
+           "source": lambda grad, index, dim, alpha: _index_add_source_backward(grad, index, dim, alpha)},
+)
+
+
+def _index_add_source_backward(grad, index, dim, alpha):
+    g = grad.index_select(dim, index) if grad.ndim else grad
+    return g if alpha == 1 else g * alpha
+
+
+def _source_checks(input, d, index, source, fname, same_dtype_msg):
+    check_tensor(source, fname, "source")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(same_dtype_msg.format(input.dtype.name, source.dtype.name))
+    n = index.numel()
+    if source.ndim and input.ndim and n != source.shape[d]:
+        raise RuntimeError(
+            f"{fname}(): Number of indices ({n}) should be equal to source.size(dim): "
+            f"({source.shape[d]}), for dim: {d}"
+        )
+    if source.ndim and any(source.shape[k] != input.shape[k] for k in range(input.ndim) if k != d) \
+            or (source.ndim and source.ndim != input.ndim):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}"
+        )
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    """A copy of ``input`` with ``alpha * source`` added at the positions ``index`` along ``dim``."""
+    check_tensor(input, "index_add")
+    _vector_index(index, "index_add_", (D.int64, D.int32),
+                  "index_add_(): Expected dtype int32/int64 for index but got: {}")
+    d = norm_dim(dim, input.ndim, "index_add")
+    _source_checks(input, d, index, source, "index_add_",
+                   "index_add_(): self ({}) and source ({}) must have the same scalar type")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d)
+    r = call(_index_add_op, (input, index, source), (d, alpha))
+    return with_out(r, out, "index_add")
+
+
+def _index_copy_kernel(be, x, idx, src, dim):
+    out = x.copy()
+    if out.ndim == 0:
+        out.reshape(1)[idx.reshape(-1)] = src.reshape(-1)
+    else:
+        out[_along(dim, idx)] = src
+    return out
+
+
+_index_copy_op = defop(
+    "index_copy", {S3: _index_copy_kernel}, inputs=("input", "index", "source"), params=("dim",),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0),
+           "source": lambda grad, index, dim: grad.index_select(dim, index) if grad.ndim else grad},
+)
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    """A copy of ``input`` with the slices at ``index`` along ``dim`` replaced by ``source``'s."""
+    check_tensor(input, "index_copy")
+    _vector_index(index, "index_copy_", (D.int64,), "index_copy_(): Expected a long tensor for index, but got {}")
+    d = norm_dim(dim, input.ndim, "index_copy")
+    _source_checks(input, d, index, source, "index_copy_",
+                   "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d, error=IndexError, prefix="index_copy_(): ")
+    return with_out(call(_index_copy_op, (input, index, source), (d,)), out, "index_copy")
+
+
+def _index_fill_kernel(be, x, idx, dim, value):
+    out = x.copy()
+    if out.ndim == 0:
+        out.reshape(1)[idx.reshape(-1)] = value
+    else:
+        out[_along(dim, idx)] = value
+    return out
+
+
+def _index_fill_value_backward(grad, index, dim):
+    xp = _dispatch.get_backend(index.device).xp
+    uniq = _dispatch.wrap(xp.unique(index._data.reshape(-1)), index.dtype, index.device, strided)
+    return (grad.index_select(dim, uniq) if grad.ndim else grad).sum()
+
+
+_index_fill_op = defop(
+    "index_fill", {S2: _index_fill_kernel}, inputs=("input", "index"), params=("dim", "value"),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0)},
+)
+_index_fill_t_op = defop(
+    "index_fill", {S3: lambda be, x, idx, v, dim: _index_fill_kernel(be, x, idx, dim, v.astype(x.dtype))},
+    inputs=("input", "index", "value"), params=("dim",),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0),
+           "value": _index_fill_value_backward},
+)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or 0-d tensor) at ``index`` along ``dim``."""
+    check_tensor(input, "index_fill")
+    _vector_index(index, "index_fill_", (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
+    d = norm_dim(dim, input.ndim, "index_fill")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d, negative=True, error=IndexError)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        return call(_index_fill_t_op, (input, index, value), (d,), input.dtype)
+    return call(_index_fill_op, (input, index), (d, _value_for(input, value, "index_fill")))
+
+
+# ---- take / take_along_dim (composites) ----
+
+def take(input, index):
+    """The elements of ``input`` (as if flattened) at ``index``; the result has ``index``'s shape."""
+    check_tensor(input, "take")
+    check_tensor(index, "take", "index")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
+    n = input.numel()
+    idx = index._data
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if hi >= n or lo < -n:
+            raise IndexError(
+                f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} elements."
+            )
+    xp = _dispatch.get_backend(index.device).xp
+    flat = _dispatch.wrap(xp.where(idx < 0, idx + n, idx).reshape(-1), D.int64, index.device, strided)
+    return index_select(input.reshape(-1), 0, flat).reshape(tuple(index.shape))
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (other dims broadcast); flattened if dim is None."""
+    check_tensor(input, "take_along_dim")
+    check_tensor(indices, "take_along_dim", "indices")
+    if indices.dtype is not D.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype.name}"
+        )
+    if dim is None:
+        return with_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out, "take_along_dim")
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    d = norm_dim(dim, input.ndim, "take_along_dim")
+    from ._join import broadcast_shapes
+
+    si, sx = list(indices.shape), list(input.shape)
+    si[d] = sx[d] = 1
+    b = list(broadcast_shapes(tuple(si), tuple(sx)))
+    bx, bi = list(b), list(b)
+    bx[d], bi[d] = input.shape[d], indices.shape[d]
+    return with_out(gather(input.expand(bx), d, indices.expand(bi)), out, "take_along_dim")
+
+
+# ---- derived in-place variants ----
+
+scatter_ = inplace_of(scatter)
+scatter_add_ = inplace_of(scatter_add)
+scatter_reduce_ = inplace_of(scatter_reduce)
+index_add_ = inplace_of(index_add)
+index_copy_ = inplace_of(index_copy)
+index_fill_ = inplace_of(index_fill)

@@ -1,0 +1,342 @@
+"""Sorting and selection: sort, argsort, topk, kthvalue, median, cummax/cummin, argmax/argmin.
+
+Ops that return ``(values, indices)`` compute the indices with a kernel (never differentiable)
+and take the values with ``_take_along``, whose gradient scatters ``grad`` back to the selected
+positions, so the gradient goes to exactly the chosen element as in torch. Results are
+``return_type`` tuples with named fields, like ``torch.return_types``. Sorting is always stable
+(which also satisfies ``stable=False``); NaN sorts as the largest value, as in torch.
+Re-exported by ``reduction.py``.
+"""
+
+import operator
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import call, defop, wrap
+from .._layout import strided
+from ._util import check_tensor, norm_dim
+
+S = (strided,)
+
+__all__ = ["median", "sort", "argsort", "topk", "kthvalue", "cummax", "cummin"]
+
+
+# ---- named result tuples (torch.return_types) ----
+
+def return_type(name, fields):
+    """A tuple subclass with named fields, constructed from one sequence as torch's are."""
+
+    def __new__(cls, seq):
+        seq = tuple(seq)
+        if len(seq) != len(fields):
+            raise TypeError(f"return_types.{name} takes a sequence of length {len(fields)}")
+        return tuple.__new__(cls, seq)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"sparsetorch.return_types.{name}(\n{body})"
+
+    ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "n_fields": len(fields),
+          "_fields": tuple(fields), "__module__": "sparsetorch.return_types"}
+    for i, f in enumerate(fields):
+        ns[f] = property(operator.itemgetter(i), doc=f"Alias for field number {i}")
+    return type(name, (tuple,), ns)
+
+
+sort_return = return_type("sort", ("values", "indices"))
+topk_return = return_type("topk", ("values", "indices"))
+kthvalue_return = return_type("kthvalue", ("values", "indices"))
+median_return = return_type("median", ("values", "indices"))
+cummax_return = return_type("cummax", ("values", "indices"))
+cummin_return = return_type("cummin", ("values", "indices"))
+
+
+def write_tuple_out(r, out, fname):
+    """``out=(values, indices)``: each result is written into the matching tensor."""
+    if out is None:
+        return r
+    if not isinstance(out, (tuple, list)) or len(out) != len(r):
+        raise TypeError(f"{fname}(): argument 'out' must be a tuple of {len(r)} Tensors")
+    return type(r)(_dispatch.write_out(v, o, fname) for v, o in zip(r, out))
+
+
+# ---- gather along a dim and its adjoint (scatter into zeros) ----
+
+def _flat_index(xp, index, dim, shape):
+    """Row-major flat positions in ``shape`` of ``index`` taken along ``dim``."""
+    nd = len(shape)
+    strides = [1] * nd
+    for i in range(nd - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    flat = index * strides[dim]
+    for d in range(nd):
+        if d != dim:
+            n = index.shape[d]
+            flat = flat + xp.arange(n).reshape([n if i == d else 1 for i in range(nd)]) * strides[d]
+    return flat
+
+
+def _take_kernel(be, x, index, dim, squeeze, shape, accumulate):
+    if x.ndim == 0:
+        return x.copy()
+    r = be.xp.take_along_axis(x, index, axis=dim)
+    return r.squeeze(dim) if squeeze else r
+
+
+def _put_kernel(be, g, index, dim, squeeze, shape, accumulate):
+    xp = be.xp
+    if len(shape) == 0:
+        return g.copy()
+    if squeeze:
+        g = xp.expand_dims(g, dim)
+    size = 1
+    for s in shape:
+        size *= s
+    flat = _flat_index(xp, index, dim, shape).reshape(-1)
+    gv = g.reshape(-1)
+    if accumulate:  # repeated indices (cummax): add them up
+        if gv.dtype.kind == "c":
+            out = (xp.bincount(flat, weights=gv.real, minlength=size)
+                   + 1j * xp.bincount(flat, weights=gv.imag, minlength=size))
+        else:
+            out = xp.bincount(flat, weights=gv, minlength=size)
+        out = out.astype(g.dtype)
+    else:
+        out = xp.zeros(size, g.dtype)
+        out[flat] = gv
+    return out.reshape(shape)
+
+
+_take_op = defop(
+    "_take_along_dim", {S: _take_kernel},
+    params=("index", "dim", "squeeze", "shape", "accumulate"),
+    grads={"input": lambda grad, index, dim, squeeze, shape, accumulate:
+           call(_put_op, (grad,), (index, dim, squeeze, shape, accumulate))},
+)
+_put_op = defop(
+    "_put_along_dim", {S: _put_kernel},
+    params=("index", "dim", "squeeze", "shape", "accumulate"),
+    grads={"input": lambda grad, index, dim, squeeze, shape, accumulate:
+           call(_take_op, (grad,), (index, dim, squeeze, shape, accumulate))},
+)
+
+
+def _take_along(input, index, dim, squeeze, accumulate=False):
+    """``input`` at the positions ``index`` (an int64 payload) along ``dim``; differentiable."""
+    return call(_take_op, (input,), (index, dim, squeeze, tuple(input.shape), accumulate))
+
+
+def _indices(data, like):
+    return wrap(data, D.int64, like.device, strided)
+
+
+def _be(t):
+    return _dispatch.get_backend(t.device)
+
+
+def _size(input, d):
+    return input.shape[d] if input.ndim else 1
+
+
+# ---- argmax / argmin ----
+
+def arg_extreme(input, d, keepdims, is_max):
+    """Payload of argmax/argmin along ``d`` (first occurrence; NaN counts as the extreme)."""
+    xp = _be(input).xp
+    x = input._data
+    if x.ndim == 0:
+        return xp.zeros((), xp.int64)
+    f = xp.argmax if is_max else xp.argmin
+    return xp.asarray(f(x, axis=d, keepdims=keepdims)).astype(xp.int64, copy=False)
+
+
+def argextreme_public(input, dim, keepdim, fname, is_max):
+    check_tensor(input, fname)
+    if input.dtype is D.bool:
+        raise RuntimeError(f"{fname}(): does not support bool input; convert with .long() first")
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(
+                f"{fname}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        xp = _be(input).xp
+        f = xp.argmax if is_max else xp.argmin
+        i = xp.asarray(f(input._data)).astype(xp.int64)
+        return _indices(i.reshape((1,) * input.ndim) if keepdim else i, input)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{fname}(): argument 'dim' must be int, not {type(dim).__name__}")
+    d = norm_dim(dim, input.ndim, fname)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{fname}(): Expected reduction dim {d} to have non-zero size.")
+    return _indices(arg_extreme(input, d, bool(keepdim), is_max), input)
+
+
+# ---- sort, argsort, topk, kthvalue ----
+
+def _argsort_payload(input, d, descending):
+    """Stable argsort along ``d``; descending keeps equal elements in their original order."""
+    xp = _be(input).xp
+    x = input._data
+    if x.ndim == 0:
+        return xp.zeros((), xp.int64)
+    if not descending:
+        return xp.argsort(x, axis=d, kind="stable").astype(xp.int64, copy=False)
+    n = x.shape[d]
+    r = xp.argsort(xp.flip(x, d), axis=d, kind="stable").astype(xp.int64, copy=False)
+    return (n - 1) - xp.flip(r, d)
+
+
+def _slice_along(a, d, start, stop):
+    sl = [slice(None)] * a.ndim
+    sl[d] = slice(start, stop)
+    return a[tuple(sl)]
+
+
+def _dim_arg(input, dim, fname):
+    return norm_dim(dim, input.ndim, fname)
+
+
+def _no_bool(input, fname):
+    if input.dtype is D.bool:  # torch has no bool kernels for selection
+        raise NotImplementedError(f'"{fname}" not implemented for \'Bool\'; convert with .long() first')
+
+
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+    """Sorted values along ``dim`` and the indices they came from (always stable)."""
+    check_tensor(input, "sort")
+    d = _dim_arg(input, dim, "sort")
+    idx = _argsort_payload(input, d, bool(descending))
+    r = sort_return((_take_along(input, idx, d, False), _indices(idx, input)))
+    return write_tuple_out(r, out, "sort")
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """Indices that sort ``input`` along ``dim`` (always stable)."""
+    check_tensor(input, "argsort")
+    return _indices(_argsort_payload(input, _dim_arg(input, dim, "argsort"), bool(descending)), input)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002 - torch's name
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices (always sorted)."""
+    check_tensor(input, "topk")
+    _no_bool(input, "topk")
+    d = _dim_arg(input, dim, "topk")
+    if not isinstance(k, int) or not 0 <= k <= _size(input, d):
+        raise RuntimeError(f"topk(): selected index k out of range (k={k}, dim size {_size(input, d)})")
+    idx = _argsort_payload(input, d, bool(largest))
+    if input.ndim:  # a 0-d input gives itself for k in (0, 1), as torch does
+        idx = _slice_along(idx, d, 0, k)
+    vals = _take_along(input, idx, d, False)
+    return write_tuple_out(topk_return((vals, _indices(idx, input))), out, "topk")
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
+    check_tensor(input, "kthvalue")
+    _no_bool(input, "kthvalue")
+    d = _dim_arg(input, dim, "kthvalue")
+    n = _size(input, d)
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not isinstance(k, int) or not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    idx = _argsort_payload(input, d, False)
+    if input.ndim:
+        idx = _slice_along(idx, d, k - 1, k)
+    vals = _take_along(input, idx, d, not keepdim)
+    if input.ndim and not keepdim:
+        idx = idx.squeeze(d)
+    return write_tuple_out(kthvalue_return((vals, _indices(idx, input))), out, "kthvalue")
+
+
+# ---- median ----
+
+def _median_all_kernel(be, x):
+    xp = be.xp
+    v = xp.sort(x.reshape(-1))
+    n = v.shape[0]
+    if n == 0:  # torch: NaN (integer dtypes: the smallest value)
+        return xp.asarray(float("nan") if x.dtype.kind in "fc" else xp.iinfo(x.dtype).min, x.dtype)
+    if x.dtype.kind in "fc" and bool(xp.isnan(v[-1])):
+        return xp.asarray(v[-1])
+    return xp.asarray(v[(n - 1) // 2])
+
+
+def _median_all_backward(grad, input, result):
+    """Like max(): the gradient is split evenly among the elements equal to the median."""
+    mask = input == result
+    return grad * mask / mask.sum()
+
+
+_median_all_op = defop("median", {S: _median_all_kernel},
+                       grads={"input": _median_all_backward})
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """``median(input)``: the lower median of all elements; ``median(input, dim, keepdim)``:
+    (values, indices) along ``dim``. NaN propagates."""
+    check_tensor(input, "median")
+    _no_bool(input, "median")
+    if dim is None:
+        r = call(_median_all_op, (input,))
+        return r if out is None else _dispatch.write_out(r, out, "median")
+    d = _dim_arg(input, dim, "median")
+    n = _size(input, d)
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    xp = _be(input).xp
+    order = _argsort_payload(input, d, False)
+    if input.ndim == 0:
+        idx = order
+    else:
+        x = input._data
+        pos = xp.full(keep_dims_shape(x.shape, d), (n - 1) // 2, xp.int64)
+        if x.dtype.kind in "fc":  # a slice with NaN has NaN as its median (NaN sorts last)
+            nans = xp.isnan(x).sum(axis=d, keepdims=True)
+            pos = xp.where(nans > 0, n - nans, pos)
+        idx = xp.take_along_axis(order, pos, axis=d)
+    vals = _take_along(input, idx, d, not keepdim)
+    if input.ndim and not keepdim:
+        idx = idx.squeeze(d)
+    return write_tuple_out(median_return((vals, _indices(idx, input))), out, "median")
+
+
+def keep_dims_shape(shape, d):
+    return tuple(1 if i == d else s for i, s in enumerate(shape))
+
+
+# ---- cumulative max / min ----
+
+def _cum_extreme_indices(input, d, is_max):
+    """Index of the running extreme; ties take the latest position, as torch's cummax does."""
+    xp = _be(input).xp
+    x = input._data
+    if x.ndim == 0:
+        return xp.zeros((), xp.int64)
+    ufunc = xp.maximum if is_max else xp.minimum
+    run = ufunc.accumulate(x, axis=d)
+    hit = x == run
+    if x.dtype.kind in "fc":
+        hit = hit | xp.isnan(x)
+    n = x.shape[d]
+    pos = xp.arange(n, dtype=xp.int64).reshape([n if i == d else 1 for i in range(x.ndim)])
+    return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=d)
+
+
+def _cum_extreme(input, dim, fname, is_max, rtype):
+    check_tensor(input, fname)
+    d = _dim_arg(input, dim, fname)
+    idx = _cum_extreme_indices(input, d, is_max)
+    vals = _take_along(input, idx, d, False, True)
+    return rtype((vals, _indices(idx, input)))
+
+
+def cummax(input, dim, *, out=None):
+    """Running maximum along ``dim`` and the index where each was attained."""
+    return write_tuple_out(_cum_extreme(input, dim, "cummax", True, cummax_return), out, "cummax")
+
+
+def cummin(input, dim, *, out=None):
+    """Running minimum along ``dim`` and the index where each was attained."""
+    return write_tuple_out(_cum_extreme(input, dim, "cummin", False, cummin_return), out, "cummin")
+
