@@ -14,6 +14,8 @@ from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401
 from ._tensor import Size, Tensor
 from ._ops import *  # noqa: F401,F403
 from . import autograd  # noqa: F401
+from . import sparse  # noqa: F401
+from . import testing  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
 __version__ = "0.1.0"

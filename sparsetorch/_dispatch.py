@@ -29,6 +29,20 @@ _CONVERSION_HINT = {
 }
 
 
+class composite:
+    """A kernel-table entry that is a composition of sparsetorch ops on *Tensors*.
+
+    Used where a layout is served by other differentiable ops (e.g. a zero-preserving unary
+    op on COO maps over the stored values; CSR @ CSR goes through COO). The composition gets
+    its gradient from its parts, so it needs no derivative of its own.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
 class Op:
     """One public op: its kernels per layout tuple and one derivative formula per input."""
 
@@ -197,6 +211,8 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
             payloads.append(x)
     key = tuple(key)
     kernel = op.strided if op.strided is not None and _all_dense(key) else op.kernel_for(key)
+    if kernel.__class__ is composite:
+        return kernel.fn(*inputs, *params)
     be = CPU if dev is CPU_DEVICE else get_backend(dev)
     try:
         data = kernel(be, *payloads, *params)
@@ -206,8 +222,11 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     if data.__class__ in SCALAR_TYPES:  # NumPy ufuncs return scalars for 0-d inputs
         data = be.xp.asarray(data)
     lay = result_layout(data)
-    if lay is strided and data.dtype is not dt.np and data.dtype != dt.np:
-        data = data.astype(dt.np)
+    if lay is strided:
+        if data.dtype is not dt.np and data.dtype != dt.np:
+            data = data.astype(dt.np)
+    elif data.dtype != dt.np:
+        data = data.astype(dt)
     result = wrap(data, dt, dev, lay)
     if op.view:
         make_view(result, first, op, params)
@@ -294,7 +313,9 @@ def record(op, result, inputs, params):
     for x in inputs:
         if isinstance(x, Tensor):
             need = x._rg and op.formulas[len(needs)][0] is not None
-            meta.append((x.shape, x.dtype, x.layout))
+            # sparse inputs keep a reference to themselves: the engine masks a dense gradient
+            # to their pattern (masked semantics, as torch.sparse.mm)
+            meta.append((x.shape, x.dtype, x.layout, None if x.layout is strided else x))
             nexts.append(edge(x) if need else (None, 0))
         else:
             need = False
@@ -435,6 +456,8 @@ def check_inplace_allowed(t, name):
             "Wrap it in `with torch.no_grad():` (e.g. for a parameter update), or clone it first."
         )
     base, _ = view_info(t)
+    if base is not None and t._extra.get("custom_view"):  # set by autograd.Function outputs
+        raise RuntimeError(f"{name}(): {t._extra['custom_view']}")
     if base is not None and base._rg and base.grad_fn is None:
         raise RuntimeError(
             f"{name}(): a view of a leaf Variable that requires grad is being used in an in-place "
@@ -497,18 +520,32 @@ def rebase_history(self, r):
     """After ``self`` was overwritten by ``r``, make ``self``'s graph history that of ``r``."""
     base, view_fn = view_info(self)
     if base is None:
-        self.grad_fn = r.grad_fn
-        self._rg = True
+        take_history(self, r)
         return
     # In-place on a view: the base changed too (PyTorch's CopySlices).
     from ._ops.autograd_ops import copy_slices
 
     new_base = copy_slices(base, r, view_fn)
-    base.grad_fn = new_base.grad_fn
-    base._rg = True
-    fresh_view = view_fn(base)
-    self.grad_fn = fresh_view.grad_fn
-    self._rg = True
+    take_history(base, new_base)
+    take_history(self, view_fn(base))
+
+
+def take_history(t, src):
+    """``t`` takes ``src``'s place in the graph: its grad_fn AND output_nr (a stale output_nr
+    from an earlier multi-output node would point past the new node's outputs)."""
+    t.grad_fn = src.grad_fn
+    t._rg = True
+    nr = src._extra.get("output_nr", 0) if src._extra else 0
+    if nr:
+        if t._extra is None:
+            t._extra = {}
+        t._extra["output_nr"] = nr
+    elif t._extra:
+        t._extra.pop("output_nr", None)
+    if t._extra and t._extra.get("retains_grad"):  # retain_grad follows t to its new grad_fn
+        from .autograd.function import retain_grad
+
+        retain_grad(t)
 
 
 def write_out(r, out, name):

@@ -10,6 +10,58 @@ __all__ = ["TensorMethods"]
 class TensorMethods:
     __slots__ = ()
 
+    # ---- sparse layouts ----
+    def to_dense(self, dtype=None, *, masked_grad=True):
+        return _ops.to_dense(self, dtype, masked_grad=masked_grad)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        return _ops.to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+    def to_sparse_coo(self):
+        return _ops.to_sparse_coo(self)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return _ops.to_sparse_csr(self, dense_dim)
+
+    def coalesce(self):
+        return _ops.coalesce(self)
+
+    def is_coalesced(self):
+        return _ops.is_coalesced(self)
+
+    def indices(self):
+        return _ops.indices(self)
+
+    def _indices(self):
+        return _ops._indices(self)
+
+    def values(self):
+        return _ops.values(self)
+
+    def _values(self):
+        return _ops._values(self)
+
+    def crow_indices(self):
+        return _ops.crow_indices(self)
+
+    def col_indices(self):
+        return _ops.col_indices(self)
+
+    def _nnz(self):
+        return _ops._nnz(self)
+
+    def sparse_dim(self):
+        return _ops.sparse_dim(self)
+
+    def dense_dim(self):
+        return _ops.dense_dim(self)
+
+    def sparse_mask(self, mask):
+        return _ops.sparse_mask(self, mask)
+
+    def to_scipy(self):
+        return _ops.to_scipy(self)
+
     # ---- pointwise: unary (x.op() and x.op_()) ----
     def abs(self):
         return _ops.abs(self)

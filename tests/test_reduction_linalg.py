@@ -82,6 +82,15 @@ def test_sum_backward_shapes():
     assert w.grad.dtype is st.float32
 
 
+def test_sum_backward_does_not_save_input():
+    x = T([1.0, 2.0], rg=True)
+    y = x * 1
+    s = y.sum()
+    y.add_(1.0)  # sum's backward needs only the shape, so this is allowed (as in torch)
+    s.backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
 def test_sum_grad_is_writable_fresh_array():
     x = T(np.arange(8.0), rg=True)
     x.sum().backward()
@@ -466,6 +475,7 @@ def test_einsum_forms():
     ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]), ("ij,j->i", [(2, 3), (3,)]),
     ("...ij,jk->...ik", [(2, 2, 3), (3, 2)]), ("bij,bjk->bik", [(1, 2, 3), (2, 3, 2)]),
     ("iij->ij", [(2, 2, 3)]), ("ijk->kj", [(2, 3, 2)]), ("i,i->", [(3,), (3,)]),
+    ("ij,ij->", [(1, 3), (2, 3)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 2), (2, 2)]),
 ])
 def test_einsum_gradients(eq, shapes):
     rng = np.random.default_rng(3)
@@ -485,6 +495,15 @@ def test_diagonal_is_a_view_and_diag_forms():
     assert st.trace(T(np.arange(9, dtype=np.int32).reshape(3, 3))).dtype is st.int64
     with pytest.raises(RuntimeError, match="Supports 1D or 2D"):
         st.diag(st.ones(2, 2, 2))
+
+
+def test_inplace_on_diagonal_view_flows_to_base():
+    a = T(np.arange(9.0).reshape(3, 3), rg=True)
+    x = a * 1
+    x.diagonal().mul_(2)
+    (x * T(np.arange(9.0).reshape(3, 3))).sum().backward()
+    assert x.diagonal().tolist() == [0.0, 8.0, 16.0]
+    assert a.grad.numpy().ravel().tolist() == [0, 1, 2, 3, 8, 5, 6, 7, 16]
 
 
 def test_tril_triu_inplace_cross_kron():

@@ -231,3 +231,8 @@ def test_make_tensor_follows_manual_seed():
     st.manual_seed(123)
     b = make_tensor(4, dtype=st.float32, device="cpu")
     assert_close(a, b, rtol=0, atol=0)
+
+
+def test_reachable_as_attribute():
+    assert st.testing.assert_close is assert_close
+    assert st.testing.make_tensor is make_tensor

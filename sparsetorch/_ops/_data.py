@@ -311,8 +311,8 @@ def _size_args(fname, args, size):
         if args:
             raise TypeError(f"{fname}(): got multiple values for argument 'size'")
         args = (size,)
-    if not args:
-        raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
+    # NOTE: torch requires a size; ``zeros()`` giving a 0-d tensor is a harmless extension that
+    # code building shapes with ``zeros(*shape)`` relies on.
     if len(args) == 1 and not isinstance(args[0], (tuple, list)) and (
         args[0].__class__ is not int and (isinstance(args[0], bool) or not hasattr(args[0], "__index__"))
     ):

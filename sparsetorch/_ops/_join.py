@@ -27,8 +27,14 @@ def _cat_strided(be, *args):
     return be.xp.concatenate(arrays, axis=dim)
 
 
+def _stack_strided(be, *args):
+    *arrays, dim = args
+    return be.xp.stack(arrays, axis=dim)
+
+
 _CAT_KERNELS = {strided: _cat_strided}
-_cat_ops = {}
+_STACK_KERNELS = {strided: _stack_strided}
+_ops_by_arity = {}
 
 
 def _cat_grad(i):
@@ -38,15 +44,25 @@ def _cat_grad(i):
     return formula
 
 
-def _cat_op(n):
-    """The cat op for ``n`` inputs (each input's gradient is its slice of ``grad``)."""
-    op = _cat_ops.get(n)
+def _stack_grad(i):
+    def formula(grad, dim):
+        return grad.select(dim, i)
+
+    return formula
+
+
+def _joining_op(name, n):
+    """The cat/stack op for ``n`` inputs (each input's gradient is its slice of ``grad``)."""
+    op = _ops_by_arity.get((name, n))
     if op is None:
         names = tuple(f"tensor{i}" for i in range(n))
-        op = _cat_ops[n] = defop(
-            "cat", {(lay,) * n: k for lay, k in _CAT_KERNELS.items()}, inputs=names,
-            params=("dim", "sizes"), grads={nm: _cat_grad(i) for i, nm in enumerate(names)},
-            zero_preserving=True,
+        if name == "cat":
+            kernels, params, grad = _CAT_KERNELS, ("dim", "sizes"), _cat_grad
+        else:
+            kernels, params, grad = _STACK_KERNELS, ("dim",), _stack_grad
+        op = _ops_by_arity[(name, n)] = defop(
+            name, {(lay,) * n: k for lay, k in kernels.items()}, inputs=names, params=params,
+            grads={nm: grad(i) for i, nm in enumerate(names)}, zero_preserving=True,
         )
     return op
 
@@ -74,33 +90,37 @@ def cat(tensors, dim=0, *, out=None):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     dt = tensors[0].dtype
+    live = []
     for i, t in enumerate(tensors):
-        if t.ndim == 0:
+        shape = t._data.shape
+        if not shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
         if t.dtype is not dt:
             dt = D.promote_types(dt, t.dtype)
-    # torch skips 1-D tensors of size 0 (legacy behaviour): they may have any other shape
-    live = [(i, t) for i, t in enumerate(tensors) if not (t.ndim == 1 and t.shape[0] == 0)]
+        # torch skips 1-D tensors of size 0 (legacy behaviour): they may have any other shape
+        if shape != (0,):
+            live.append((i, t, shape))
     if not live:
-        live = list(enumerate(tensors))
+        live = [(i, t, t._data.shape) for i, t in enumerate(tensors)]
         d = 0
     else:
-        ref = live[0][1]
-        d = norm_dim(dim, ref.ndim, "cat")
-        for i, t in live[1:]:
-            if t.ndim != ref.ndim:
-                raise RuntimeError(
-                    f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
-                )
-            for k in range(ref.ndim):
-                if k != d and t.shape[k] != ref.shape[k]:
+        ref = live[0][2]
+        n = len(ref)
+        d = dim if dim.__class__ is int and 0 <= dim < n else norm_dim(dim, n, "cat")
+        for i, t, shape in live[1:]:
+            if shape == ref:
+                continue
+            if len(shape) != n:
+                raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and {len(shape)}")
+            for k in range(n):
+                if k != d and shape[k] != ref[k]:
                     raise RuntimeError(
                         f"Sizes of tensors must match except in dimension {d}. Expected size "
-                        f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                        f"{ref[k]} but got size {shape[k]} for tensor number {i} in the list."
                     )
-    ts = tuple(t for _, t in live)
-    sizes = tuple(t.shape[d] for t in ts)
-    return with_out(call(_cat_op(len(ts)), ts, (d, sizes), dt, dt), out, "cat")
+    ts = tuple(x[1] for x in live)
+    sizes = tuple(x[2][d] for x in live)
+    return with_out(call(_joining_op("cat", len(ts)), ts, (d, sizes), dt, dt), out, "cat")
 
 
 def concat(tensors, dim=0, *, out=None):
@@ -116,15 +136,20 @@ def stack(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0].shape
-    for i, t in enumerate(tensors[1:], 1):
-        if t.shape != shape:
+    shape = tensors[0]._data.shape
+    dt = tensors[0].dtype
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
                 f"{list(t.shape)} at entry {i}"
             )
-    d = norm_dim(dim, len(shape) + 1, "stack")
-    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+        if t.dtype is not dt:
+            dt = D.promote_types(dt, t.dtype)
+    n = len(shape) + 1
+    d = dim if dim.__class__ is int and 0 <= dim < n else norm_dim(dim, n, "stack")
+    r = call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt, dt)
+    return with_out(r, out, "stack")
 
 
 def hstack(tensors, *, out=None):

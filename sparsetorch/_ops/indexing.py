@@ -67,10 +67,15 @@ def _parse_key(x, key, zero_d_as_int=True):
         key = (key,)
     shape = x._data.shape
     ndim = len(shape)
+    if len(key) <= ndim and _plain_basic(key, shape):
+        return key + (Ellipsis,), None
     kinds = []  # (kind, value, dims consumed); kinds: i(nt) s(lice) n(one) e(llipsis) a(rray) m(ask)
     used = 0
     ell = False
     n_int = n_adv = 0
+    # NumPy bounds-checks index arrays itself before reading or writing (errors are translated
+    # in the kernels); other backends (CuPy wraps silently) are checked here
+    check_arrays = x.device.type != "cpu"
     for k in key:
         if k is None:
             kinds.append(("n", None))
@@ -144,7 +149,8 @@ def _parse_key(x, key, zero_d_as_int=True):
             full.append(v)
             d += 1
         elif kind == "a":
-            _check_range(v, d, shape[d])
+            if check_arrays:
+                _check_range(v, d, shape[d])
             basic.append(slice(None))
             adv.append(v)
             full.append(v)
@@ -172,6 +178,18 @@ def _parse_key(x, key, zero_d_as_int=True):
     if not n_int:
         return None, tuple(full)
     return tuple(basic), tuple(adv)
+
+
+def _plain_basic(key, shape):
+    """Fast path: a key of in-range ints and forward slices only (the common ``x[i, :, j]``)."""
+    for d, k in enumerate(key):
+        c = k.__class__
+        if c is int:
+            if not -shape[d] <= k < shape[d]:
+                return False
+        elif c is not slice or (k.step is not None and (k.step.__class__ is not int or k.step <= 0)):
+            return False
+    return True
 
 
 def _check_broadcast(items):
@@ -202,8 +220,16 @@ def _index_view_backward(grad, key, in_shape):
     return put_key(grad.new_zeros(in_shape), key, grad, False, True)
 
 
+def index_error(e):
+    """NumPy's out-of-bounds IndexError in torch's words ("dimension", not "axis")."""
+    return IndexError(str(e).replace(" axis ", " dimension "))
+
+
 def _key_kernel(be, x, key, in_shape):
-    return x[key]
+    try:
+        return x[key]
+    except IndexError as e:
+        raise index_error(e) from None
 
 
 # basic key: a view; advanced key: a copy
@@ -215,12 +241,15 @@ _index_op = defop("index", {S: _key_kernel}, params=("key", "in_shape"),
 
 def _put_kernel(be, x, v, key, accumulate, basic):
     out = x.copy()
-    if not accumulate:
-        out[key] = v
-    elif basic:
-        out[key] += v
-    else:
-        be.xp.add.at(out, key, v)  # repeated indices accumulate
+    try:
+        if not accumulate:
+            out[key] = v
+        elif basic:
+            out[key] += v
+        else:
+            be.xp.add.at(out, key, v)  # repeated indices accumulate
+    except IndexError as e:
+        raise index_error(e) from None
     return out
 
 
@@ -319,12 +348,15 @@ def setitem(input, key, value):
     if not getattr(data.flags, "writeable", True):
         raise RuntimeError(_READONLY)
     vt = isinstance(value, Tensor)
-    if vt:
-        value = _fit_value(value, data[key].shape)
-    if _grad_enabled() and (target._rg or (vt and value._rg)):
-        _dispatch.inplace(_setitem_functional, target, (key, is_basic, value), None, "setitem")
-        return
-    data[key] = value._data if vt else value
+    try:
+        if vt:
+            value = _fit_value(value, data[key].shape)
+        if _grad_enabled() and (target._rg or (vt and value._rg)):
+            _dispatch.inplace(_setitem_functional, target, (key, is_basic, value), None, "setitem")
+            return
+        data[key] = value._data if vt else value
+    except IndexError as e:
+        raise index_error(e) from None
     _dispatch.bump_version(target)
 
 
@@ -349,7 +381,10 @@ def index_put(input, indices, values, accumulate=False):
         )
     basic, adv = _parse_key(input, tuple(indices), zero_d_as_int=False)
     key = adv if adv is not None else basic
-    values = _fit_value(values, input._data[key].shape)
+    try:
+        values = _fit_value(values, input._data[key].shape)
+    except IndexError as e:
+        raise index_error(e) from None
     return put_key(input, key, values, bool(accumulate), adv is None)
 
 

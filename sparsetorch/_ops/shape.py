@@ -36,6 +36,11 @@ def _ints(args, fname, arg="size"):
     """Sizes given as ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(Size)`` -> tuple of ints."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
+    for s in args:  # fast path: plain Python ints
+        if s.__class__ is not int:
+            break
+    else:
+        return tuple(args)
     out = []
     for i, s in enumerate(args):
         if isinstance(s, Tensor) and s.ndim == 0 and not (s.dtype.is_floating_point or s.dtype.is_complex):
@@ -145,8 +150,9 @@ def view(input, *shape, size=None):
         if input.layout is not strided:
             raise NotImplementedError(f"view(dtype): not implemented for layout {input.layout.name}")
         return call(_view_dtype_op, (input,), (dt.np,), dt)
+    in_shape = input._data.shape
     shape = _infer_shape(_ints(shape, "view"), input.numel())
-    return call(_view_op, (input,), (shape, tuple(input.shape)))
+    return call(_view_op, (input,), (shape, in_shape))
 
 
 def view_as(input, other):
@@ -163,7 +169,7 @@ def reshape(input, *shape, **kwargs):
     if kwargs:
         raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
     shape = _infer_shape(_ints(shape, "reshape", "shape"), input.numel())
-    params = (shape, tuple(input.shape))
+    params = (shape, input._data.shape)
     if input.layout is strided:
         x = input._data
         if x.flags.c_contiguous or _shares_memory(x.reshape(shape), x):
@@ -314,7 +320,7 @@ _squeeze_op = defop(
     grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True,
 )
 _unsqueeze_op = defop(
-    "unsqueeze", {S: lambda be, x, dim: be.xp.expand_dims(x, dim)}, params=("dim",),
+    "unsqueeze", {S: lambda be, x, dim: x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])}, params=("dim",),
     grads={"input": lambda grad, dim: grad.squeeze(dim)}, view=True,
 )
 
@@ -333,7 +339,10 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     """A view of ``input`` with a size-1 dim inserted at ``dim``."""
     check_tensor(input, "unsqueeze")
-    return call(_unsqueeze_op, (input,), (norm_dim(dim, input.ndim + 1, "unsqueeze"),))
+    n = len(input._data.shape) + 1
+    if dim.__class__ is not int or not -n <= dim < n:
+        dim = norm_dim(dim, n, "unsqueeze")
+    return call(_unsqueeze_op, (input,), (dim % n,))
 
 
 def _expand_input_backward(grad, in_shape):

@@ -5,7 +5,9 @@ and take the values with ``_take_along``, whose gradient scatters ``grad`` back 
 positions, so the gradient goes to exactly the chosen element as in torch. Results are
 ``return_type`` tuples with named fields, like ``torch.return_types``. Sorting is always stable
 (which also satisfies ``stable=False``); NaN sorts as the largest value, as in torch.
-Re-exported by ``reduction.py``.
+Among tied values, ``topk``/``kthvalue`` return the first index in stable order; torch's
+quickselect may pick another tied index (torch documents no order), so values always match
+torch but tie indices may not. Re-exported by ``reduction.py``.
 """
 
 import operator

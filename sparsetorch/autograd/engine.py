@@ -239,11 +239,14 @@ def _apply(node, gl):
     for i, g in enumerate(in_grads):
         if g is None or meta[i] is None:
             continue
-        shape, dtype, _layout = meta[i]
+        shape, dtype, layout, sparse_input = meta[i]
         if g.shape != shape:
             g = sum_to(g, shape)
         if g.dtype is not dtype:
             g = g.to(dtype)
+        if sparse_input is not None and g.layout is not layout:
+            # masked semantics: the gradient of a sparse input has that input's pattern
+            g = g.sparse_mask(sparse_input)
         in_grads[i] = g
     return in_grads
 

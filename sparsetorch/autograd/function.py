@@ -318,6 +318,8 @@ def _finish(ctx, args, output, recording):
                 aliases[id(o)] = a
                 o = a
             _set_history(o, ctx, i)
+            if o._extra and o._extra.get("base") is not None:
+                o._extra["custom_view"] = _CUSTOM_VIEW.format(i=i, name=type(ctx).__name__[:-8])
         new_outputs.append(o)
     ctx._fn_out_meta = out_meta
     if dirty:
@@ -335,6 +337,15 @@ def _finish(ctx, args, output, recording):
     if is_tuple:
         return tuple(new_outputs)
     return new_outputs[0]
+
+
+_CUSTOM_VIEW = (
+    "Output {i} of {name} is a view and is being modified inplace. This view was created inside "
+    "a custom Function (or because an input was returned as-is) and the autograd logic to handle "
+    "view+inplace would override the custom backward associated with the custom Function, "
+    "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+    "output of the custom Function."
+)
 
 
 def _alias(t):

@@ -25,7 +25,7 @@ def is_grad_enabled():
 # ---- the shared context-manager/decorator machinery ----
 
 class _GradMode:
-    """Sets grad mode to ``self._mode`` while active; ``None`` leaves it unchanged.
+    """Sets grad mode to ``self._mode`` while active.
 
     Re-entrant: each ``__enter__`` pushes the previous mode and ``__exit__`` restores it, so one
     instance may be nested or reused (``with ctx: ... with ctx: ...``).
@@ -34,11 +34,8 @@ class _GradMode:
     _mode = False
 
     def __enter__(self):
-        prev = GRAD_ENABLED.get()
-        stack = self.__dict__.setdefault("_prev", [])
-        stack.append(prev)
-        if self._mode is not None:
-            GRAD_ENABLED.set(self._mode)
+        self.__dict__.setdefault("_prev", []).append(GRAD_ENABLED.get())
+        GRAD_ENABLED.set(self._mode)
 
     def __exit__(self, exc_type, exc, tb):
         GRAD_ENABLED.set(self._prev.pop())

@@ -477,3 +477,16 @@ def test_matches_torch_on_a_small_graph():
     (hs,) = autograd.grad(gs.sum(), xs)
     (ht,) = torch.autograd.grad(gt.sum(), xt)
     np.testing.assert_allclose(_np(hs), ht.numpy(), rtol=1e-10)
+
+
+def test_retain_grad_and_hooks_across_in_place():
+    # as torch: retain_grad follows the tensor to its new version; earlier hooks see the old one
+    x = _leaf([1.0, 1.0])
+    y = x * 1
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(_np(g).copy()))
+    y.mul_(2)
+    (y * 3).sum().backward()
+    np.testing.assert_allclose(_np(y.grad), [3.0, 3.0])
+    np.testing.assert_allclose(seen[0], [6.0, 6.0])

@@ -585,3 +585,55 @@ def test_variable_legacy_constructor():
     assert v is not x and v.requires_grad and not x.requires_grad
     assert isinstance(x, Variable)
     assert not Variable(x).requires_grad
+
+
+def test_second_output_hook_and_in_place():
+    class Two(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return a + 2 * b
+
+    x = _leaf([1.0, 1.0])
+    p, q = Two.apply(x)
+    q.register_hook(lambda g: g * 10)
+    q.sum().backward(retain_graph=True)
+    np.testing.assert_allclose(_np(x.grad), [20.0, 20.0])
+    x.grad = None
+    p, q = Two.apply(x)
+    q.mul_(3)  # q now comes from a single-output node: its output_nr must follow
+    q.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [6.0, 6.0])
+
+
+def test_in_place_on_view_output_is_forbidden():
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    x = _leaf([1.0, 1.0])
+    y = Identity.apply(x * 2)
+    assert y._base is not None
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        y.mul_(2)
+    z = Identity.apply(x * 2).clone()
+    z.mul_(2)  # the documented fix
+    z.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [12.0, 12.0])
+
+
+def test_mark_dirty_on_a_view_rebases_the_base():
+    x = _leaf([1.0, 1.0, 1.0, 1.0])
+    b = x * 1
+    DoubleInPlace.apply(b[1:3])
+    np.testing.assert_allclose(_np(b), [1.0, 2.0, 2.0, 1.0])
+    b.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [1.0, 2.0, 2.0, 1.0])

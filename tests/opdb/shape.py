@@ -21,7 +21,7 @@ def _one(*shapes_args):
 def _errors(*cases):
     """Error inputs for ``(shape, args, kwargs, error, regex)``."""
     def errors():
-        return [ErrorInput(Sample((st.ones(*shape),) + tuple(args), dict(kw)), err, rx)
+        return [ErrorInput(Sample((st.ones(shape),) + tuple(args), dict(kw)), err, rx)
                 for shape, args, kw, err, rx in cases]
     return errors
 

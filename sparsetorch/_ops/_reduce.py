@@ -1,0 +1,159 @@
+"""Shared machinery of the reduction modules: dim normalization, keepdim shapes, the private
+reshape/expand ops that derivative formulas use, the ``sum`` op, and torch's dtype names.
+
+Private: ``reduction.py``, ``statistics.py`` and ``linalg.py`` import from here; the public ops
+are re-exported by ``reduction.py``.
+"""
+
+import contextlib
+
+from .. import _dtype as D
+from .._backend import CPU, get_backend
+from .._device import CPU as CPU_DEVICE
+from .._dispatch import call, defop, wrap
+from .._layout import strided
+from ..autograd.grad_mode import GRAD_ENABLED
+from ._util import norm_dim, norm_dims
+
+S = (strided,)
+_grad_enabled = GRAD_ENABLED.get
+
+TORCH_NAME = {  # torch's ScalarType names, used in messages ("Got: Long")
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def is_float(dt):
+    return dt.is_floating_point or dt.is_complex
+
+
+def quiet(be):
+    """Silence NumPy's floating-point warnings (log(0), 0/0) where torch is silent."""
+    errstate = getattr(be.xp, "errstate", None)
+    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
+
+
+def backend_of(t):
+    return CPU if t.device is CPU_DEVICE else get_backend(t.device)
+
+
+# ---- dim handling ----
+
+def reduce_axes(input, dim, fname):
+    """``dim`` (None / int / tuple / list; empty means all) -> sorted axes tuple, or None for all."""
+    nd = input.ndim
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return None
+        axes = norm_dims(dim, nd, fname)
+    else:
+        axes = (norm_dim(dim, nd, fname),)
+    if nd == 0 or len(axes) == nd:
+        return None
+    return axes
+
+
+def keep_shape(shape, axes):
+    """``shape`` with the reduced ``axes`` set to 1 (what ``keepdim=True`` gives)."""
+    if axes is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def reduced_count(shape, axes):
+    n = 1
+    for i, s in enumerate(shape):
+        if axes is None or i in axes:
+            n *= s
+    return n
+
+
+def check_nonempty(input, axes, fname, explicit_dim):
+    """torch's errors for max-like reductions (no identity) over empty input."""
+    shape = input.shape
+    if input.numel() != 0:
+        return
+    if not explicit_dim:
+        raise RuntimeError(
+            f"{fname}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    for i, s in enumerate(shape):
+        if s == 0 and (axes is None or i in axes):
+            raise IndexError(f"{fname}(): Expected reduction dim {i} to have non-zero size.")
+
+
+# ---- private helpers used by derivative formulas ----
+
+_reshape_op = defop(
+    "_reshape_alias", {S: lambda be, x, shape, src_shape: x.reshape(shape)},
+    params=("shape", "src_shape"),
+    grads={"input": lambda grad, src_shape: reshape_to(grad, src_shape)},
+)
+
+
+def reshape_to(x, shape):
+    """``x`` reshaped to ``shape`` (internal; used by formulas so it needs no shape module)."""
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    return call(_reshape_op, (x,), (shape, tuple(x.shape)))
+
+
+def keepdims(grad, shape, axes, keepdim):
+    """A reduced gradient with its reduced dims restored as size 1 (broadcastable to ``shape``)."""
+    if keepdim:
+        return grad
+    return reshape_to(grad, keep_shape(shape, axes))
+
+
+def _expand_kernel(be, g, shape, axes, keepdim):
+    if not keepdim and axes is not None:
+        g = g.reshape(keep_shape(shape, axes))
+    out = be.xp.empty(shape, g.dtype)
+    out[...] = g  # a fresh array: the engine can hand it to .grad without a copy
+    return out
+
+
+_expand_op = defop(
+    "_expand_reduced", {S: _expand_kernel}, params=("shape", "axes", "keepdim"),
+    grads={"input": lambda grad, axes, keepdim: sum_axes(grad, axes, keepdim)},
+)
+
+
+def expand_reduced(grad, shape, axes, keepdim):
+    """The gradient of a sum: ``grad`` broadcast back over the reduced ``axes`` of ``shape``."""
+    if grad._rg and _grad_enabled() or grad.layout is not strided:
+        return call(_expand_op, (grad,), (shape, axes, keepdim))
+    return wrap(_expand_kernel(backend_of(grad), grad._data, shape, axes, keepdim), grad.dtype,
+                grad.device, strided)
+
+
+# ---- the sum op (shared by formulas) ----
+
+def _sum_kernel(be, x, axes, keepdim, shape):
+    return be.xp.asarray(x.sum(axes, None, None, keepdim))
+
+
+_sum_op = defop(
+    "sum", {S: _sum_kernel}, params=("axes", "keepdim", "shape"),
+    grads={"input": lambda grad, shape, axes, keepdim: expand_reduced(grad, shape, axes, keepdim)},
+    zero_preserving=True,
+)
+
+
+def sum_dtype(dt, dtype):
+    """torch's accumulate dtype: ``dtype`` if given, else floats keep theirs, ints/bool -> int64."""
+    if dtype is not None:
+        return dtype
+    return dt if (dt.is_floating_point or dt.is_complex) else D.int64
+
+
+def sum_axes(x, axes, keepdim=False):
+    """``sum`` over already-normalized ``axes`` (None: all), as the formulas need it."""
+    dt = sum_dtype(x.dtype, None)
+    return call(_sum_op, (x,), (axes, keepdim, tuple(x.shape)), dt, dt)

@@ -1,0 +1,190 @@
+"""Matrix structure: diagonal (a writable view), diag, diag_embed, trace, tril/triu (and their
+in-place forms), cross, kron. Re-exported by ``linalg.py``.
+"""
+
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from ._reduce import reshape_to, sum_dtype
+from ._util import check_tensor, inplace_of, norm_dim, with_out
+
+S = (strided,)
+SS = (strided, strided)
+
+__all__ = [
+    "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "tril_", "triu_", "cross", "kron",
+]
+
+
+# ---- diagonals and triangles ----
+
+def _diag_view(be, x, offset, d1, d2):
+    """A writable view of the diagonal of ``x`` over dims (d1, d2), appended as the last dim."""
+    sl = [slice(None)] * x.ndim
+    if offset >= 0:
+        sl[d2] = slice(offset, None)
+    else:
+        sl[d1] = slice(-offset, None)
+    xs = x[tuple(sl)]
+    n = max(min(xs.shape[d1], xs.shape[d2]), 0)
+    rest = [i for i in range(x.ndim) if i != d1 and i != d2]
+    shape = [xs.shape[i] for i in rest] + [n]
+    strides = [xs.strides[i] for i in rest] + [xs.strides[d1] + xs.strides[d2]]
+    return be.xp.lib.stride_tricks.as_strided(xs, shape, strides)
+
+
+def _diag_embed_kernel(be, g, shape, offset, d1, d2):
+    out = be.xp.zeros(shape, g.dtype)
+    _diag_view(be, out, offset, d1, d2)[...] = g
+    return out
+
+
+_diagonal_op = defop(
+    "diagonal", {S: lambda be, x, offset, dim1, dim2, shape: _diag_view(be, x, offset, dim1, dim2)},
+    params=("offset", "dim1", "dim2", "shape"), view=True,  # shape: the input's (for backward)
+    grads={"input": lambda grad, offset, dim1, dim2, shape: _embed(grad, shape, offset, dim1, dim2)},
+)
+_embed_op = defop(
+    "diag_embed", {S: _diag_embed_kernel}, params=("shape", "offset", "dim1", "dim2"),
+    grads={"input": lambda grad, offset, dim1, dim2: _diagonal(grad, offset, dim1, dim2)},
+)
+
+
+def _embed(x, shape, offset, d1, d2):
+    return call(_embed_op, (x,), (shape, offset, d1, d2))
+
+
+def _diagonal(x, offset, d1, d2):
+    return call(_diagonal_op, (x,), (offset, d1, d2, tuple(x.shape)))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal over (dim1, dim2) as the last dim; a view sharing memory with ``input``."""
+    check_tensor(input, "diagonal")
+    d1 = norm_dim(dim1, input.ndim, "diagonal")
+    d2 = norm_dim(dim2, input.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _diagonal(input, int(offset), d1, d2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals over (dim1, dim2) hold the last dim of ``input``; zeros elsewhere."""
+    check_tensor(input, "diag_embed")
+    if input.ndim == 0:
+        raise RuntimeError("diag_embed(): input must have at least 1 dimension, got a 0-d tensor")
+    nd = input.ndim + 1
+    d1 = norm_dim(dim1, nd, "diag_embed")
+    d2 = norm_dim(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset)
+    rest = iter(input.shape[:-1])
+    shape = tuple(n if i in (d1, d2) else next(rest) for i in range(nd))
+    return _embed(input, shape, int(offset), d1, d2)
+
+
+def diag(input, diagonal=0, *, out=None):
+    """1-D input: a square matrix with ``input`` on the ``diagonal``-th diagonal; 2-D input: that
+    diagonal as a 1-D tensor (a copy)."""
+    check_tensor(input, "diag")
+    if input.ndim == 1:
+        n = input.shape[0] + abs(diagonal)
+        r = _embed(input, (n, n), int(diagonal), 0, 1)
+    elif input.ndim == 2:
+        from .conversion import clone
+
+        r = clone(_diagonal(input, int(diagonal), 0, 1))
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    return with_out(r, out, "diag")
+
+
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor (integer input gives int64)."""
+    check_tensor(input, "trace")
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    from .reduction import sum as _sum
+
+    return _sum(_diagonal(input, 0, 0, 1), dtype=sum_dtype(input.dtype, None))
+
+
+_tril_op = defop("tril", {S: lambda be, x, k: be.xp.tril(x, k)}, params=("diagonal",),
+                 grads={"input": lambda grad, diagonal: tril(grad, diagonal)}, zero_preserving=True)
+_triu_op = defop("triu", {S: lambda be, x, k: be.xp.triu(x, k)}, params=("diagonal",),
+                 grads={"input": lambda grad, diagonal: triu(grad, diagonal)}, zero_preserving=True)
+
+
+def _tri(op, input, diagonal, out, fname):
+    check_tensor(input, fname)
+    if input.ndim < 2:
+        raise RuntimeError(f"{fname}: input tensor must have at least 2 dimensions")
+    return with_out(call(op, (input,), (int(diagonal),)), out, fname)
+
+
+def tril(input, diagonal=0, *, out=None):
+    """Lower triangle (elements on and below the ``diagonal``-th diagonal) of the last two dims."""
+    return _tri(_tril_op, input, diagonal, out, "tril")
+
+
+def triu(input, diagonal=0, *, out=None):
+    """Upper triangle (elements on and above the ``diagonal``-th diagonal) of the last two dims."""
+    return _tri(_triu_op, input, diagonal, out, "triu")
+
+
+tril_ = inplace_of(tril)
+triu_ = inplace_of(triu)
+
+
+# ---- cross ----
+
+_cross_op = defop(
+    "cross", {SS: lambda be, a, b, dim: be.xp.cross(a, b, axis=dim)}, inputs=("input", "other"),
+    params=("dim",),
+    grads={"input": lambda grad, other, dim: cross(other, grad, dim),
+           "other": lambda grad, input, dim: cross(grad, input, dim)},
+)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3), broadcasting."""
+    check_tensor(input, "cross")
+    check_tensor(other, "cross", "other")
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} "
+            f"and {other.ndim}"
+        )
+    shape = []
+    for x, y in zip(input.shape, other.shape):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"linalg.cross: shapes {list(input.shape)} and {list(other.shape)} "
+                               "do not broadcast")
+        shape.append(max(x, y))
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = norm_dim(dim, len(shape), "cross")
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+            f"{other.shape[d]}"
+        )
+    dt = D.promote_types(input.dtype, other.dtype)
+    return with_out(call(_cross_op, (input, other), (d,), dt, dt), out, "cross")
+
+
+# ---- kron ----
+
+def kron(input, other, *, out=None):
+    """Kronecker product: blocks ``input[i] * other`` (types promote)."""
+    check_tensor(input, "kron")
+    check_tensor(other, "kron", "other")
+    nd = max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + tuple(input.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    a = reshape_to(input, [v for s in sa for v in (s, 1)])
+    b = reshape_to(other, [v for s in sb for v in (1, s)])
+    return with_out(reshape_to(a * b, [x * y for x, y in zip(sa, sb)]), out, "kron")

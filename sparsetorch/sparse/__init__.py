@@ -1,0 +1,31 @@
+"""sparsetorch.sparse: torch.sparse's public API.
+
+The kernels live in this package's private modules (``_payload``, ``_convert``, ...), which the
+op modules import; the public names are resolved on first access, because the op modules are
+still being imported when this package first loads.
+"""
+
+_PUBLIC = {
+    "check_sparse_tensor_invariants": "._api",
+    "from_scipy": "._api",
+    "to_scipy": "._api",
+}
+_FROM_OPS = ("sparse_coo_tensor", "sparse_csr_tensor")
+
+__all__ = sorted(set(_PUBLIC) | set(_FROM_OPS))
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    if name in _FROM_OPS:
+        from .. import _ops
+
+        return getattr(_ops, name)
+    raise AttributeError(f"module 'sparsetorch.sparse' has no attribute '{name}'")
+
+
+def __dir__():
+    return __all__

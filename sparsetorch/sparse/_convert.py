@@ -1,0 +1,184 @@
+"""Conversions between dense, COO and CSR payloads, and coalescing.
+
+All kernels take the Backend first and use ``be.xp`` only. Coalescing uses the packed-key sort
+measured in PERF-NOTES.md (spike 4): the linear index is shifted left and the position packed
+into the low bits, so one ``sort`` gives a *stable* argsort; duplicates are then summed in
+input order, which makes the result deterministic.
+"""
+
+from ._payload import COO, CSR
+
+__all__ = [
+    "coalesce", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
+    "dense_to_csr", "linear_index", "csr_row_indices",
+]
+
+
+def linear_index(be, indices, sizes):
+    """Row-major linear index of each column of ``indices`` within ``sizes`` (int64)."""
+    xp = be.xp
+    lin = xp.zeros(indices.shape[1], dtype=xp.int64)
+    for d, s in enumerate(sizes):
+        lin *= s
+        lin += indices[d]
+    return lin
+
+
+def _unravel(be, lin, sizes):
+    xp = be.xp
+    out = xp.empty((len(sizes), lin.shape[0]), dtype=xp.int64)
+    rest = lin
+    for d in range(len(sizes) - 1, -1, -1):
+        s = sizes[d]
+        out[d] = rest % s if s else 0
+        rest = rest // s if s else rest
+    return out
+
+
+def _numel(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def coalesce(be, p):
+    """Sort indices row-major and sum duplicates (values summed in input order)."""
+    if p.coalesced:
+        return p
+    xp = be.xp
+    nnz = p.nnz
+    sizes = p.shape[: p.sparse_dim]
+    if nnz == 0:
+        return COO(p.indices, p.values, p.shape, True)
+    lin = linear_index(be, p.indices, sizes)
+    shift = max(int(nnz - 1).bit_length(), 1)
+    if (max(_numel(sizes) - 1, 1)).bit_length() + shift <= 63:
+        keys = (lin << shift) | xp.arange(nnz, dtype=xp.int64)
+        keys.sort()
+        order = keys & ((1 << shift) - 1)
+        sorted_lin = keys >> shift
+    else:  # keys too wide to pack: a stable argsort (slower, still deterministic)
+        order = xp.argsort(lin, kind="stable")
+        sorted_lin = lin[order]
+    if nnz > 1:
+        new = xp.empty(nnz, dtype=bool)
+        new[0] = True
+        xp.not_equal(sorted_lin[1:], sorted_lin[:-1], out=new[1:])
+        starts = xp.flatnonzero(new)
+    else:
+        starts = xp.zeros(1, dtype=xp.int64)
+    vals = p.values[order]
+    if starts.shape[0] != nnz:
+        vals = _segment_sum(be, vals, starts)
+    return COO(_unravel(be, sorted_lin[starts], sizes), vals, p.shape, True)
+
+
+def _segment_sum(be, vals, starts):
+    """Sum consecutive runs of rows of ``vals`` that begin at ``starts``."""
+    xp = be.xp
+    if vals.dtype == bool:
+        return xp.logical_or.reduceat(vals, starts, axis=0)
+    return xp.add.reduceat(vals, starts, axis=0)
+
+
+def coo_to_dense(be, p):
+    xp = be.xp
+    out = xp.zeros(p.shape, dtype=p.values.dtype)
+    if p.nnz == 0:
+        return out
+    q = coalesce(be, p)
+    out[tuple(q.indices)] = q.values
+    return out
+
+
+def dense_to_coo(be, x, sparse_dim=None):
+    """The nonzero pattern of ``x`` over its first ``sparse_dim`` dims (all dims by default)."""
+    xp = be.xp
+    sd = x.ndim if sparse_dim is None else sparse_dim
+    if sd == x.ndim:
+        nz = xp.nonzero(x)
+        idx = xp.stack(nz).astype(xp.int64) if nz else xp.zeros((0, 1 if x.size else 0), xp.int64)
+        if x.ndim == 0:
+            idx = xp.zeros((0, 1 if x != 0 else 0), dtype=xp.int64)
+            vals = x.reshape(1)[: idx.shape[1]]
+        else:
+            vals = x[nz]
+    else:
+        flat = x.reshape(x.shape[:sd] + (-1,)) if x.size else x.reshape(x.shape[:sd] + (0,))
+        mask = (flat != 0).any(axis=-1) if flat.shape[-1] else xp.zeros(x.shape[:sd], dtype=bool)
+        nz = xp.nonzero(mask)
+        idx = xp.stack(nz).astype(xp.int64) if sd else xp.zeros((0, 1), xp.int64)
+        vals = x[nz] if sd else x.reshape((1,) + x.shape)
+    return COO(idx, vals.copy(), x.shape, True)
+
+
+def csr_row_indices(be, crow):
+    """Row index of every stored element of a 2-D CSR (expands crow_indices)."""
+    xp = be.xp
+    m = crow.shape[0] - 1
+    return xp.repeat(xp.arange(m, dtype=xp.int64), xp.diff(crow).astype(xp.int64))
+
+
+def coo_to_csr(be, p, index_dtype=None):
+    """A 2-D (or 3-D batched) COO -> CSR. Coalesces first (CSR columns are sorted and unique)."""
+    xp = be.xp
+    if p.dense_dim:
+        raise RuntimeError(
+            "to_sparse_csr(): hybrid COO tensors (with dense dimensions) cannot be converted to "
+            "CSR; sparsetorch's CSR holds scalar values only"
+        )
+    if p.sparse_dim not in (2, 3):
+        raise RuntimeError(
+            f"to_sparse_csr(): expected a 2-D or 3-D (batched) tensor, got {p.sparse_dim}-D; use "
+            "COO for other dimensions"
+        )
+    q = coalesce(be, p)
+    idt = index_dtype or xp.int64
+    if p.sparse_dim == 2:
+        m = p.shape[0]
+        counts = xp.bincount(q.indices[0], minlength=m) if q.nnz else xp.zeros(m, xp.int64)
+        crow = xp.zeros(m + 1, dtype=idt)
+        xp.cumsum(counts, out=crow[1:])
+        return CSR(crow, q.indices[1].astype(idt), q.values, p.shape)
+    b, m, n = p.shape
+    counts = xp.bincount(q.indices[0], minlength=b) if q.nnz else xp.zeros(b, xp.int64)
+    if q.nnz and bool((counts != counts[0]).any()):
+        raise RuntimeError(
+            "to_sparse_csr(): batched CSR needs the same number of specified elements in every "
+            f"batch, but the batches have {counts.tolist()}"
+        )
+    per = int(counts[0]) if b else 0
+    row_counts = xp.zeros((b, m), dtype=xp.int64)
+    if q.nnz:
+        xp.add.at(row_counts, (q.indices[0], q.indices[1]), 1)
+    crow = xp.zeros((b, m + 1), dtype=idt)
+    xp.cumsum(row_counts, axis=1, out=crow[:, 1:])
+    return CSR(crow, q.indices[2].reshape(b, per).astype(idt), q.values.reshape(b, per), p.shape)
+
+
+def csr_to_coo(be, p):
+    xp = be.xp
+    if p.crow.ndim == 1:
+        rows = csr_row_indices(be, p.crow)
+        idx = xp.stack([rows, p.col.astype(xp.int64)])
+        return COO(idx, p.values, p.shape, True)
+    b = p.crow.shape[0]
+    parts = []
+    for i in range(b):
+        rows = csr_row_indices(be, p.crow[i])
+        parts.append(xp.stack([xp.full(rows.shape[0], i, dtype=xp.int64), rows, p.col[i].astype(xp.int64)]))
+    idx = xp.concatenate(parts, axis=1) if parts else xp.zeros((3, 0), xp.int64)
+    return COO(idx, p.values.reshape(-1), p.shape, True)
+
+
+def csr_to_dense(be, p):
+    return coo_to_dense(be, csr_to_coo(be, p))
+
+
+def dense_to_csr(be, x, index_dtype=None):
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"to_sparse_csr(): expected a 2-D or 3-D (batched) dense tensor, got {x.ndim}-D"
+        )
+    return coo_to_csr(be, dense_to_coo(be, x), index_dtype)
