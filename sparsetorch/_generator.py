@@ -17,13 +17,27 @@ little-endian::
     [44:48)  buffered uint32 (meaningful only when the flag is 1)
 """
 
+import contextlib
+import math
 import os
 
 import numpy as np  # host-side RNG: random tensors are drawn on the host, then moved
 
+from . import _dtype as D
 from ._device import as_device
 
-__all__ = ["Generator", "default_generator", "check_generator", "STATE_SIZE"]
+__all__ = [
+    "STATE_SIZE",
+    "Generator",
+    "check_generator",
+    "default_generator",
+    "fork_rng",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
+    "seed",
+    "set_rng_state",
+]
 
 STATE_SIZE = 48
 _DEFAULT_SEED = 67280421310721  # the seed of a fresh torch.Generator
@@ -42,7 +56,7 @@ class Generator:
     42
     """
 
-    __slots__ = ("_device", "_seed", "_rng", "__weakref__")
+    __slots__ = ("__weakref__", "_device", "_rng", "_seed")
 
     def __init__(self, device="cpu"):
         self._device = as_device(device)
@@ -78,9 +92,9 @@ class Generator:
 
     def get_state(self):
         """The generator state as a ``uint8`` tensor (format in the module docstring)."""
-        from ._dispatch import wrap
         from . import _dtype as D
         from ._device import CPU
+        from ._dispatch import wrap
         from ._layout import strided
 
         st = self._rng.bit_generator.state
@@ -94,11 +108,13 @@ class Generator:
 
     def set_state(self, new_state):
         """Restore a state returned by :meth:`get_state`; returns the generator itself."""
-        from ._dispatch import Tensor
         from . import _dtype as D
+        from ._dispatch import Tensor
 
         if not isinstance(new_state, Tensor):
-            raise TypeError(f"expected a sparsetorch.ByteTensor, but got {type(new_state).__name__}")
+            raise TypeError(
+                f"expected a sparsetorch.ByteTensor, but got {type(new_state).__name__}"
+            )
         if new_state.dtype is not D.uint8 or new_state.layout.name != "strided":
             raise TypeError("RNG state must be a sparsetorch.ByteTensor (dtype uint8)")
         raw = new_state.detach().cpu().numpy().reshape(-1).tobytes()
@@ -110,8 +126,10 @@ class Generator:
         bg = np.random.PCG64()
         bg.state = {
             "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[0:16], "little"),
-                      "inc": int.from_bytes(raw[16:32], "little")},
+            "state": {
+                "state": int.from_bytes(raw[0:16], "little"),
+                "inc": int.from_bytes(raw[16:32], "little"),
+            },
             "has_uint32": int(raw[40] != 0),
             "uinteger": int.from_bytes(raw[44:48], "little"),
         }
@@ -148,3 +166,88 @@ def check_generator(generator, fname):
 # call ``manual_seed`` for reproducible results.
 default_generator = Generator()
 default_generator.seed()
+
+
+# ---- module-level seeding (torch.manual_seed & co. act on the default generator) ----
+
+
+def manual_seed(seed):
+    """Sets the seed of the default generator; returns it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed():
+    """Seeds the default generator non-deterministically; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    """The seed the default generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a ``uint8`` tensor (see ``sparsetorch._generator``)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restores the default generator's state from :func:`get_rng_state`'s result."""
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
+    """Forks the RNG: the default generator's state is restored on exit (torch.random.fork_rng)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
+# ---- host draws (shared by the random ops) ----
+
+
+def uniform01(rng, shape, dt):
+    """U[0, 1) in dtype ``dt`` (complex: independent real and imaginary parts)."""
+    if dt is D.float32:
+        return rng.random(shape, dtype=np.float32)
+    if dt is D.float64:
+        return rng.random(shape)
+    if dt is D.float16:  # 11-bit grid: exact in float16 and never rounds up to 1.0
+        return rng.integers(0, 2048, shape, dtype=np.int16).astype(np.float16) * np.float16(2**-11)
+    real = dt.to_real()
+    return (uniform01(rng, shape, real) + 1j * uniform01(rng, shape, real)).astype(dt.np)
+
+
+def normal01(rng, shape, dt):
+    """N(0, 1) in dtype ``dt`` (complex: each part N(0, 1/2), as torch)."""
+    if dt is D.float32:
+        return rng.standard_normal(shape, dtype=np.float32)
+    if dt is D.float64:
+        return rng.standard_normal(shape)
+    if dt is D.float16:
+        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
+    real = dt.to_real()
+    z = normal01(rng, shape, real) + 1j * normal01(rng, shape, real)
+    return (z * math.sqrt(0.5)).astype(dt.np)
+
+
+def int_bounds(dt):
+    if dt is D.bool:
+        return 0, 1
+    if dt.is_floating_point:
+        return -(1 << (np.finfo(dt.np).nmant + 1)), 1 << (np.finfo(dt.np).nmant + 1)
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
+
+
+def integers(rng, lo, hi, shape, dt):
+    """Uniform integers in [lo, hi) as dtype ``dt``."""
+    return rng.integers(lo, hi, shape, dtype=np.int64).astype(dt.np)

@@ -20,6 +20,7 @@ def torch():
 
 # ---- repr ----
 
+
 def _repr_cases():
     rng = np.random.default_rng(0)
     cases = []
@@ -29,8 +30,16 @@ def _repr_cases():
                 with np.errstate(over="ignore"):
                     cases.append((rng.standard_normal(shape) * scale).astype(dt))
                     cases.append(np.round(rng.standard_normal(shape) * scale).astype(dt))
-        for vals in ([np.nan, 1.5, -np.inf], [np.nan, 1.0, np.inf], [0.0, -0.0], [np.inf],
-                     [0.0, 1e-5, 1.0], [1e8, 1.0], [-1.0, 2.0, 1000.0], [-1.0, 2.0, 1001.0]):
+        for vals in (
+            [np.nan, 1.5, -np.inf],
+            [np.nan, 1.0, np.inf],
+            [0.0, -0.0],
+            [np.inf],
+            [0.0, 1e-5, 1.0],
+            [1e8, 1.0],
+            [-1.0, 2.0, 1000.0],
+            [-1.0, 2.0, 1001.0],
+        ):
             with np.errstate(over="ignore"):
                 cases.append(np.array(vals, dt))
         for shape in ((0,), (0, 3), (2, 0, 3)):
@@ -49,6 +58,7 @@ def _repr_cases():
 
 
 def _same_repr(torch, a):
+    a = np.asarray(a)
     want = repr(torch.from_numpy(a.copy()))
     got = repr(st.from_numpy(a.copy())).replace("sparsetorch.", "torch.")
     assert got == want, f"\n{got}\n!=\n{want}"
@@ -59,14 +69,27 @@ def test_repr_matches_torch(torch):
         _same_repr(torch, a)
 
 
-@pytest.mark.parametrize("opts", [
-    dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(threshold=5),
-    dict(edgeitems=1, threshold=5), dict(linewidth=30), dict(profile="short"), dict(profile="full"),
-])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"precision": 2},
+        {"sci_mode": True},
+        {"sci_mode": False},
+        {"threshold": 5},
+        {"edgeitems": 1, "threshold": 5},
+        {"linewidth": 30},
+        {"profile": "short"},
+        {"profile": "full"},
+    ],
+)
 def test_set_printoptions_matches_torch(torch, opts):
     rng = np.random.default_rng(1)
-    arrays = [np.array([1.5, 2.25, 1e-6], np.float32), np.arange(20.0).reshape(4, 5),
-              np.array([123456789.0, 1.0]), rng.standard_normal((6, 7)).astype(np.float32)]
+    arrays = [
+        np.array([1.5, 2.25, 1e-6], np.float32),
+        np.arange(20.0).reshape(4, 5),
+        np.array([123456789.0, 1.0]),
+        rng.standard_normal((6, 7)).astype(np.float32),
+    ]
     torch.set_printoptions(**opts)
     st.set_printoptions(**opts)
     try:
@@ -78,20 +101,26 @@ def test_set_printoptions_matches_torch(torch, opts):
 
 
 def test_repr_suffixes(torch):
-    for build in (lambda m: m.tensor([1.0, 2.0], requires_grad=True),
-                  lambda m: m.tensor([1.0, 2.0], requires_grad=True) * 2,
-                  lambda m: m.tensor([1.0, 2.0], requires_grad=True) + 1,
-                  lambda m: m.tensor([[1.0, 2.0]] * 30, dtype=m.float64, requires_grad=True) * 3,
-                  lambda m: m.tensor([], dtype=m.int64),
-                  lambda m: m.zeros(0, 3, dtype=m.float64)):
+    for build in (
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True),
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True) * 2,
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True) + 1,
+        lambda m: m.tensor([[1.0, 2.0]] * 30, dtype=m.float64, requires_grad=True) * 3,
+        lambda m: m.tensor([], dtype=m.int64),
+        lambda m: m.zeros(0, 3, dtype=m.float64),
+    ):
         assert repr(build(st)).replace("sparsetorch.", "torch.") == repr(build(torch))
     assert repr(st.tensor(3.0)) == "tensor(3.)"
     assert repr(st.tensor([5.0, 12.0, 21.0])) == "tensor([ 5., 12., 21.])"
     assert repr(st.tensor([], dtype=st.float64)) == "tensor([], dtype=sparsetorch.float64)"
-    assert str(st.tensor([1.0, 2.0], dtype=st.float64)) == "tensor([1., 2.], dtype=sparsetorch.float64)"
+    assert (
+        str(st.tensor([1.0, 2.0], dtype=st.float64))
+        == "tensor([1., 2.], dtype=sparsetorch.float64)"
+    )
 
 
 # ---- NumPy ----
+
 
 def test_numpy_memory_sharing_both_ways():
     a = np.arange(4.0)
@@ -126,6 +155,7 @@ def test_numpy_refusals_and_array_protocol():
 
 
 # ---- DLPack ----
+
 
 def test_dlpack_with_torch_shares_memory(torch):
     tt = torch.arange(4.0)
@@ -163,6 +193,7 @@ def test_dlpack_with_numpy_and_refusals():
 
 
 # ---- pickling and deepcopy ----
+
 
 def test_pickle_keeps_data_dtype_requires_grad_not_graph():
     w = st.tensor([1.0, 2.0], requires_grad=True)
@@ -204,27 +235,65 @@ def test_generator_pickles_and_deepcopies():
 # ---- to(), type(), Python scalars ----
 
 CONVERSION_EXPRS = [
-    "float(torch.tensor([1., 2.]))", "int(torch.tensor([1., 2.]))", "bool(torch.tensor([1., 2.]))",
-    "complex(torch.tensor([1., 2.]))", "operator.index(torch.tensor(1.))", "operator.index(torch.tensor([1]))",
-    "operator.index(torch.tensor([[1]]))", "operator.index(torch.tensor(True))", "torch.tensor([1., 2.]).item()",
-    "float(torch.tensor([2.5]))", "int(torch.tensor(2.7))", "int(torch.tensor(-2.7))", "bool(torch.tensor([]))",
-    "float(torch.tensor([]))", "torch.tensor([]).item()", "f'{torch.tensor(2.5):.3f}'", "f'{torch.tensor([1., 2.]):.3f}'",
-    "format(torch.tensor(3), 'd')", "[1, 2, 3][torch.tensor(1)]", "torch.tensor(2.5).item()",
-    "type(torch.tensor(2).item())", "type(torch.tensor(True).item())", "type(torch.tensor(2.).item())",
-    "torch.tensor([1.]).tolist()", "torch.tensor(1.).tolist()", "torch.tensor([[True]]).tolist()", "torch.tensor([1j]).tolist()",
-    "len(torch.tensor(1.))", "iter(torch.tensor(1.))",
-    "torch.tensor([1., 2.]).type()", "torch.tensor([1]).type()", "torch.tensor([True]).type()", "torch.tensor([1j]).type()",
-    "torch.tensor([1., 2.]).type('torch.DoubleTensor')", "torch.tensor([1., 2.]).type(torch.int64)", "torch.tensor([1., 2.]).type('foo')",
-    "torch.tensor([1., 2.]).to(torch.float64, False, True)", "torch.tensor([1., 2.]).to('cpu', torch.float64)",
-    "torch.tensor([1., 2.]).to(torch.tensor([1]))", "torch.tensor([1., 2.]).to(dtype=torch.float64, device='cpu')",
-    "torch.tensor([1., 2.]).to(None)", "torch.tensor([1., 2.]).to(device=None)",
-    "torch.tensor([1., 2.]).to(torch.device('cpu'), torch.float64, False, True)", "torch.tensor([1., 2.]).to(torch.float64, 'cpu')",
-    "torch.tensor([1., 2.]).to('cpu', 'cpu')", "torch.tensor([1., 2.]).to(other=torch.tensor([1., 2.]))",
-    "torch.tensor([1., 2.]).to(torch.int64, non_blocking=True)", "torch.tensor([1., 2.]).to(torch.float64, foo=1)",
-    "torch.tensor([1.5]).int()", "torch.tensor([1.5]).long()", "torch.tensor([1.5]).double()", "torch.tensor([1]).float()",
-    "torch.tensor([1]).bool()", "torch.tensor([1.]).half()", "torch.tensor([1.]).cfloat()", "torch.tensor([1]).byte()",
+    "float(torch.tensor([1., 2.]))",
+    "int(torch.tensor([1., 2.]))",
+    "bool(torch.tensor([1., 2.]))",
+    "complex(torch.tensor([1., 2.]))",
+    "operator.index(torch.tensor(1.))",
+    "operator.index(torch.tensor([1]))",
+    "operator.index(torch.tensor([[1]]))",
+    "operator.index(torch.tensor(True))",
+    "torch.tensor([1., 2.]).item()",
+    "float(torch.tensor([2.5]))",
+    "int(torch.tensor(2.7))",
+    "int(torch.tensor(-2.7))",
+    "bool(torch.tensor([]))",
+    "float(torch.tensor([]))",
+    "torch.tensor([]).item()",
+    "f'{torch.tensor(2.5):.3f}'",
+    "f'{torch.tensor([1., 2.]):.3f}'",
+    "format(torch.tensor(3), 'd')",
+    "[1, 2, 3][torch.tensor(1)]",
+    "torch.tensor(2.5).item()",
+    "type(torch.tensor(2).item())",
+    "type(torch.tensor(True).item())",
+    "type(torch.tensor(2.).item())",
+    "torch.tensor([1.]).tolist()",
+    "torch.tensor(1.).tolist()",
+    "torch.tensor([[True]]).tolist()",
+    "torch.tensor([1j]).tolist()",
+    "len(torch.tensor(1.))",
+    "iter(torch.tensor(1.))",
+    "torch.tensor([1., 2.]).type()",
+    "torch.tensor([1]).type()",
+    "torch.tensor([True]).type()",
+    "torch.tensor([1j]).type()",
+    "torch.tensor([1., 2.]).type('torch.DoubleTensor')",
+    "torch.tensor([1., 2.]).type(torch.int64)",
+    "torch.tensor([1., 2.]).type('foo')",
+    "torch.tensor([1., 2.]).to(torch.float64, False, True)",
+    "torch.tensor([1., 2.]).to('cpu', torch.float64)",
+    "torch.tensor([1., 2.]).to(torch.tensor([1]))",
+    "torch.tensor([1., 2.]).to(dtype=torch.float64, device='cpu')",
+    "torch.tensor([1., 2.]).to(None)",
+    "torch.tensor([1., 2.]).to(device=None)",
+    "torch.tensor([1., 2.]).to(torch.device('cpu'), torch.float64, False, True)",
+    "torch.tensor([1., 2.]).to(torch.float64, 'cpu')",
+    "torch.tensor([1., 2.]).to('cpu', 'cpu')",
+    "torch.tensor([1., 2.]).to(other=torch.tensor([1., 2.]))",
+    "torch.tensor([1., 2.]).to(torch.int64, non_blocking=True)",
+    "torch.tensor([1., 2.]).to(torch.float64, foo=1)",
+    "torch.tensor([1.5]).int()",
+    "torch.tensor([1.5]).long()",
+    "torch.tensor([1.5]).double()",
+    "torch.tensor([1]).float()",
+    "torch.tensor([1]).bool()",
+    "torch.tensor([1.]).half()",
+    "torch.tensor([1.]).cfloat()",
+    "torch.tensor([1]).byte()",
     "torch.tensor([1.]).type_as(torch.tensor([1]))",
-    "torch.tensor([[1., 2.], [3., 4.]]).t().contiguous().stride()", "torch.tensor([[1., 2.], [3., 4.]]).t().clone().stride()",
+    "torch.tensor([[1., 2.], [3., 4.]]).t().contiguous().stride()",
+    "torch.tensor([[1., 2.], [3., 4.]]).t().clone().stride()",
 ]
 
 

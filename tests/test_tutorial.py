@@ -13,8 +13,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_tutorial_script_runs():
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, str(ROOT / "examples" / "tutorial.py")], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
 
 

@@ -26,13 +26,23 @@ _builtin_complex = complex
 
 # torch's C++ scalar-type names, used in messages that quote torch's wording
 TORCH_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
 
+
 # ---- shared argument helpers (also used by random.py) ----
+
 
 def check_dtype(dtype, fname):
     if dtype is not None and dtype.__class__ is not D.dtype:
@@ -48,8 +58,10 @@ def parse_size(size, fname):
     out = []
     for i, s in enumerate(size):
         if s.__class__ is not int:
-            if isinstance(s, bool) or not hasattr(s, "__index__") or (
-                isinstance(s, Tensor) and (s.dtype.is_floating_point or s.dtype.is_complex)
+            if (
+                isinstance(s, bool)
+                or not hasattr(s, "__index__")
+                or (isinstance(s, Tensor) and (s.dtype.is_floating_point or s.dtype.is_complex))
             ):
                 raise TypeError(
                     f"{fname}(): argument 'size' must be tuple of ints, but found element of type "
@@ -117,7 +129,7 @@ def _leaf_dtype(x):
     if t in _PY_NUMBERS:
         return _py_dtype(t)
     if isinstance(x, np.generic):
-        return _np_dtype(x.dtype)
+        return np_to_dtype(x.dtype)
     if isinstance(x, Tensor):
         if x.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
@@ -129,7 +141,7 @@ def _leaf_dtype(x):
     return None
 
 
-def _np_dtype(npdt):
+def np_to_dtype(npdt):
     try:
         return D.from_numpy_dtype(npdt)
     except TypeError:
@@ -149,8 +161,9 @@ def _is_seq(x):
 
 def _array_like(x):
     """Objects NumPy reads without walking them (array interfaces, buffers)."""
-    return (hasattr(x, "__array__") or hasattr(x, "__array_interface__")
-            or isinstance(x, memoryview)) and not isinstance(x, Tensor)
+    return (
+        hasattr(x, "__array__") or hasattr(x, "__array_interface__") or isinstance(x, memoryview)
+    ) and not isinstance(x, Tensor)
 
 
 class _Scan:
@@ -186,11 +199,12 @@ def _walk(x, shape, d, scan):
     if isinstance(x, np.ndarray):
         if x.shape != tuple(shape[d:]):
             raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(x)})")
-        scan.add(_np_dtype(x.dtype))
+        scan.add(np_to_dtype(x.dtype))
         return
     if not _is_seq(x):
-        raise TypeError(f"not a sequence: expected a nested sequence at dim {d}, got "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"not a sequence: expected a nested sequence at dim {d}, got {type(x).__name__}"
+        )
     n = shape[d]
     if len(x) != n:
         raise ValueError(f"expected sequence of length {n} at dim {d} (got {len(x)})")
@@ -281,7 +295,7 @@ def host_array(data, dtype, fname):
     if not isinstance(data, np.ndarray) and _array_like(data) and not _is_list_like(data):
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
-        dt = dtype or _np_dtype(data.dtype)
+        dt = dtype or np_to_dtype(data.dtype)
         return np.array(data, dtype=dt.np, copy=True), dt
     leaf = _leaf_dtype(data)
     if leaf is not None:
@@ -306,15 +320,20 @@ def _is_list_like(x):
     return x.__class__ is list or x.__class__ is tuple
 
 
-def _size_args(fname, args, size):
+def size_args(fname, args, size):
     if size is not None:
         if args:
             raise TypeError(f"{fname}(): got multiple values for argument 'size'")
         args = (size,)
     # NOTE: torch requires a size; ``zeros()`` giving a 0-d tensor is a harmless extension that
     # code building shapes with ``zeros(*shape)`` relies on.
-    if len(args) == 1 and not isinstance(args[0], (tuple, list)) and (
-        args[0].__class__ is not int and (isinstance(args[0], bool) or not hasattr(args[0], "__index__"))
+    if (
+        len(args) == 1
+        and not isinstance(args[0], (tuple, list))
+        and (
+            args[0].__class__ is not int
+            and (isinstance(args[0], bool) or not hasattr(args[0], "__index__"))
+        )
     ):
         raise TypeError(
             f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
@@ -323,7 +342,7 @@ def _size_args(fname, args, size):
     return parse_size(args, fname)
 
 
-def _fill_value(v, dt):
+def checked_fill_value(v, dt):
     """A fill value checked as torch does (integer overflow raises RuntimeError)."""
     if dt.is_complex or dt is D.bool:
         return v
@@ -338,7 +357,8 @@ def _fill_value(v, dt):
     lo = info.min if dt.is_signed else -info.max
     if iv < lo or iv > info.max:
         raise _overflow(dt)
-    return np.array(iv).astype(dt.np) if iv < 0 and not dt.is_signed else iv
+    # negative values wrap into unsigned dtypes, as torch allows
+    return np.array(iv).astype(dt.np)[()] if iv < 0 and not dt.is_signed else iv
 
 
 def broadcast_shape(a, b):

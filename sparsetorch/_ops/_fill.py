@@ -9,24 +9,42 @@ gives its old history a zero gradient, and ``copy_``/``fill_`` pass the gradient
 
 import numbers
 
-from .._dispatch import call, defop, inplace
+from .._backend import get_backend
+from .._dispatch import bump_version, call, defop, inplace
 from .._layout import strided
 from .._tensor import Tensor
-from ._data import _fill_value, broadcast_shape, zero_grad
+from ..autograd.grad_mode import GRAD_ENABLED
+from ._data import broadcast_shape, checked_fill_value, zero_grad
 from ._util import check_tensor
 
-__all__ = ["fill_", "zero_", "copy_"]
+__all__ = ["copy_", "fill_", "zero_"]
 
 S = (strided,)
+_grad_enabled = GRAD_ENABLED.get
+
+
+def direct(self, other_rg=False):
+    """True when the write records nothing: it can go straight into the dense payload.
+
+    (The common case: parameter updates under ``no_grad``, buffers, fresh tensors.) Otherwise
+    the op is derived through ``_dispatch.inplace`` so the graph is rebased as torch does.
+    """
+    return self.layout is strided and not (_grad_enabled() and (self._rg or other_rg))
 
 
 # ---- fill_, zero_, copy_ ----
 
-_fill_op = defop("fill", {S: lambda be, x, value: be.xp.full_like(x, value)}, params=("value",),
-                 grads={"input": zero_grad})
+_fill_op = defop(
+    "fill",
+    {S: lambda be, x, value: be.xp.full_like(x, value)},
+    params=("value",),
+    grads={"input": zero_grad},
+)
 _fill_tensor_op = defop(
-    "fill", {(strided, strided): lambda be, x, v: be.xp.broadcast_to(v.astype(x.dtype), x.shape).copy()},
-    inputs=("input", "value"), grads={"input": zero_grad, "value": lambda grad: grad},
+    "fill",
+    {(strided, strided): lambda be, x, v: be.xp.broadcast_to(v.astype(x.dtype), x.shape).copy()},
+    inputs=("input", "value"),
+    grads={"input": zero_grad, "value": lambda grad: grad},
 )
 _zero_op = defop("zero", {S: lambda be, x: be.xp.zeros_like(x)}, grads={"input": zero_grad})
 
@@ -37,8 +55,12 @@ def _copy_kernel(be, x, src):
     return src.astype(x.dtype)  # always a fresh array
 
 
-_copy_op = defop("copy", {(strided, strided): _copy_kernel}, inputs=("input", "src"),
-                 grads={"input": zero_grad, "src": lambda grad: grad})
+_copy_op = defop(
+    "copy",
+    {(strided, strided): _copy_kernel},
+    inputs=("input", "src"),
+    grads={"input": zero_grad, "src": lambda grad: grad},
+)
 
 
 def _fill_fn(input, value):
@@ -54,15 +76,27 @@ def fill_(input, value):
     check_tensor(input, "fill_", "self")
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value.ndim} dimensions.")
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
         if value.device != input.device:
             value = value.to(input.device)
+        if direct(input, value._rg):
+            input._data.fill(checked_fill_value(value.item(), input.dtype))
+            bump_version(input)
+            return input
         return inplace(_fill_tensor_fn, input, (value,), None, "fill_")
     if not isinstance(value, numbers.Number):
-        raise TypeError(f"fill_(): argument 'value' must be Number or Tensor, not "
-                        f"{type(value).__name__}")
-    return inplace(_fill_fn, input, (_fill_value(value, input.dtype),), None, "fill_")
+        raise TypeError(
+            f"fill_(): argument 'value' must be Number or Tensor, not {type(value).__name__}"
+        )
+    value = checked_fill_value(value, input.dtype)
+    if direct(input):
+        input._data.fill(value)
+        bump_version(input)
+        return input
+    return inplace(_fill_fn, input, (value,), None, "fill_")
 
 
 def _zero_fn(input):
@@ -72,6 +106,10 @@ def _zero_fn(input):
 def zero_(input):
     """Fills ``input`` with zeros."""
     check_tensor(input, "zero_", "self")
+    if direct(input):
+        input._data.fill(0)
+        bump_version(input)
+        return input
     return inplace(_zero_fn, input, (), None, "zero_")
 
 
@@ -85,13 +123,20 @@ def copy_(input, src, non_blocking=False):
     check_tensor(input, "copy_", "self")
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number):
-            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
-                            f"{type(src).__name__}")
+            raise TypeError(
+                f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
+            )
         return fill_(input, src)
     shape, sshape = tuple(input.shape), tuple(src.shape)
     if sshape != shape and broadcast_shape(shape, sshape) != shape:
-        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(broadcast_shape(shape, sshape))}")
+        raise RuntimeError(
+            f"output with shape {list(shape)} doesn't match the broadcast shape "
+            f"{list(broadcast_shape(shape, sshape))}"
+        )
     if src.device != input.device:
         src = src.to(input.device)
+    if direct(input, src._rg) and src.layout is strided:
+        get_backend(input.device).xp.copyto(input._data, src._data, casting="unsafe")
+        bump_version(input)
+        return input
     return inplace(_copy_fn, input, (src,), None, "copy_")

@@ -19,26 +19,37 @@ from .._layout import strided
 from .._tensor import Tensor
 from ._data import TORCH_NAMES, check_dtype, finish, out_dtype, place
 
-__all__ = ["arange", "range", "linspace", "logspace", "eye", "tril_indices", "triu_indices"]
+__all__ = ["arange", "eye", "linspace", "logspace", "range", "tril_indices", "triu_indices"]
 
 # ---- ranges ----
 
+
 def _range_num(x, fname, arg, pos):
-    if isinstance(x, Tensor):
-        x = x.item()
-    elif isinstance(x, np.generic):
+    c = x.__class__
+    if c is int or c is float:
+        return x
+    if isinstance(x, (Tensor, np.generic)):
         x = x.item()
     if not isinstance(x, numbers.Number):
         raise TypeError(
             f"{fname}(): argument '{arg}' (position {pos}) must be Number, not {type(x).__name__}"
         )
     if isinstance(x, complex):
-        raise RuntimeError("value cannot be converted to type double without overflow")
+        raise RuntimeError("value cannot be converted to type double without overflow")  # noqa: TRY004 - torch's type
     return x
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+def arange(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``.
 
     int64 when ``start``, ``end`` and ``step`` are all integers, else the default dtype.
@@ -54,10 +65,10 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     step = _range_num(step, "arange", "step", 3)
     dtype = out_dtype(dtype, out, "arange")
     if dtype is None:
-        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        integral = _is_int(start) and _is_int(end) and _is_int(step)
         dtype = D.int64 if integral else D.get_default_dtype()
     if dtype is D.bool or dtype.is_complex:
-        raise NotImplementedError(f'"arange_cpu" not implemented for \'{TORCH_NAMES[dtype.name]}\'')
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{TORCH_NAMES[dtype.name]}'")
     if dtype is D.int64:
         # torch computes int64 ranges entirely in int64 (the arguments are truncated first)
         xs, xe, xst = (math.trunc(v) for v in (start, end, step))
@@ -66,7 +77,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         _check_range(xs, xe, xst)
         sgn = 1 if xst > 0 else -1
         n = max(0, (xe - xs + xst - sgn) // xst)
-        arr = np.arange(n, dtype=np.int64) * xst + xs
+        arr = np.arange(xs, xs + n * xst, xst, dtype=np.int64)
     else:
         if step == 0:
             raise RuntimeError("step must be nonzero")
@@ -80,8 +91,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             acc = np.float32 if dtype is D.float16 else np.longdouble
             arr = (np.arange(n).astype(acc) * acc(step) + acc(start)).astype(dtype.np)
         else:  # narrower integers: int64 accumulation of the truncated arguments, wrapped
-            arr = (np.arange(n, dtype=np.int64) * math.trunc(step) + math.trunc(start)).astype(dtype.np)
+            arr = (np.arange(n, dtype=np.int64) * math.trunc(step) + math.trunc(start)).astype(
+                dtype.np
+            )
     return finish(place(arr, dtype, as_device(device)), requires_grad, out, "arange")
+
+
+def _is_int(v):
+    return v.__class__ is int or (v.__class__ is not float and isinstance(v, numbers.Integral))
 
 
 def _check_range(start, end, step):
@@ -89,13 +106,25 @@ def _check_range(start, end, step):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
-          requires_grad=False):
+def range(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """Deprecated (as in torch): like :func:`arange` but includes ``end``; default dtype."""
     warnings.warn(
         "sparsetorch.range is deprecated and will be removed in a future release because its "
         "behavior is inconsistent with Python's range builtin. Instead, use sparsetorch.arange, "
-        "which produces values in [start, end).", UserWarning, stacklevel=2)
+        "which produces values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
     check_dtype(dtype, "range")
     if end is None:
         start, end = 0, start
@@ -140,8 +169,9 @@ def _steps(steps, fname):
     if isinstance(steps, Tensor):
         steps = steps.item()
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
-        raise TypeError(f"{fname}(): argument 'steps' (position 3) must be int, not "
-                        f"{type(steps).__name__}")
+        raise TypeError(
+            f"{fname}(): argument 'steps' (position 3) must be int, not {type(steps).__name__}"
+        )
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
@@ -153,13 +183,15 @@ def _lin_num(x, fname, arg, pos):
     if isinstance(x, np.generic):
         x = x.item()
     if not isinstance(x, numbers.Number):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Number, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be Number, not {type(x).__name__}"
+        )
     return x
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def linspace(
+    start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+):
     """``steps`` values evenly spaced from ``start`` to ``end``, inclusive.
 
     >>> linspace(0, 1, 5)
@@ -177,8 +209,18 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return finish(place(arr, dtype, as_device(device)), requires_grad, out, "linspace")
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def logspace(
+    start,
+    end,
+    steps,
+    base=10.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end``."""
     check_dtype(dtype, "logspace")
     start = _lin_num(start, "logspace", "start", 1)
@@ -188,16 +230,18 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     acc = D.complex128 if dtype.is_complex else D.float64
     exps = _lin_values(start, end, steps, acc)
     arr = np.power(np.asarray(base, acc.np), exps)
-    return finish(place(arr.astype(dtype.np), dtype, as_device(device)), requires_grad, out,
-                  "logspace")
+    return finish(
+        place(arr.astype(dtype.np), dtype, as_device(device)), requires_grad, out, "logspace"
+    )
 
 
 def _int_arg(v, fname, arg, pos):
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         if isinstance(v, Tensor) and not (v.dtype.is_floating_point or v.dtype.is_complex):
             return int(v.item())
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not "
-                        f"{type(v).__name__}")
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(v).__name__}"
+        )
     return int(v)
 
 
@@ -226,7 +270,7 @@ def _tri_indices(fname, row, col, offset, dtype, device, lower):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     if dtype.is_floating_point or dtype.is_complex or dtype is D.bool:
-        raise NotImplementedError(f'"{fname}" not implemented for \'{TORCH_NAMES[dtype.name]}\'')
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{TORCH_NAMES[dtype.name]}'")
     r, c = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
     arr = np.stack([r, c]).astype(dtype.np).reshape(2, -1)
     return place(arr, dtype, as_device(device))

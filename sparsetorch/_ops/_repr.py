@@ -23,6 +23,7 @@ def _host(t):
 
 # ---- repr (torch's format: precision 4, summarised above 1000 elements) ----
 
+
 class _PrintOptions:
     precision = 4
     threshold = 1000
@@ -35,8 +36,9 @@ PRINT_OPTS = _PrintOptions()
 _PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
-                     profile=None, sci_mode=None):
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
     """Set options for printing tensors (torch.set_printoptions).
 
     ``profile`` is one of ``'default'``, ``'short'``, ``'full'``; ``sci_mode`` forces (True) or
@@ -109,7 +111,9 @@ def _summarized(a):
     e = PRINT_OPTS.edgeitems
     for ax in range(a.ndim):
         if a.shape[ax] > 2 * e:
-            a = np.concatenate([a.take(range(e), ax), a.take(range(a.shape[ax] - e, a.shape[ax]), ax)], ax)
+            a = np.concatenate(
+                [a.take(range(e), ax), a.take(range(a.shape[ax] - e, a.shape[ax]), ax)], ax
+            )
     return a
 
 
@@ -123,14 +127,17 @@ def _fmt_value(v, f1, f2):
 
 def _vector(a, indent, summarize, f1, f2):
     width = f1.width + 2 + (f2.width + 1 if f2 is not None else 0)
-    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / width)))
+    per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / width))
     e = PRINT_OPTS.edgeitems
     if summarize and a.shape[0] > 2 * e:
-        items = ([_fmt_value(v, f1, f2) for v in a[:e].tolist()] + [" ..."]
-                 + [_fmt_value(v, f1, f2) for v in a[-e:].tolist()])
+        items = (
+            [_fmt_value(v, f1, f2) for v in a[:e].tolist()]
+            + [" ..."]
+            + [_fmt_value(v, f1, f2) for v in a[-e:].tolist()]
+        )
     else:
         items = [_fmt_value(v, f1, f2) for v in a.tolist()]
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -142,8 +149,11 @@ def _nested(a, indent, summarize, f1, f2):
     e = PRINT_OPTS.edgeitems
     n = a.shape[0]
     if summarize and n > 2 * e:
-        rows = ([_nested(a[i], indent + 1, summarize, f1, f2) for i in range(e)] + ["..."]
-                + [_nested(a[i], indent + 1, summarize, f1, f2) for i in range(n - e, n)])
+        rows = (
+            [_nested(a[i], indent + 1, summarize, f1, f2) for i in range(e)]
+            + ["..."]
+            + [_nested(a[i], indent + 1, summarize, f1, f2) for i in range(n - e, n)]
+        )
     else:
         rows = [_nested(a[i], indent + 1, summarize, f1, f2) for i in range(n)]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -190,7 +200,8 @@ def tensor_repr(t):
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":
-        suffixes.append(f"device='{t.device}'")
+        dev = t.device
+        suffixes.append(f"device='{dev.type}:{dev.index or 0}'")  # torch always shows the index
     dt = t.dtype
     a = _host(t) if t.layout is strided else _host(t.to_dense())
     if a.size == 0:

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
 from ._util import check_tensor
 
-__all__ = ["clone", "contiguous", "to", "from_dlpack", "set_printoptions"]
+__all__ = ["clone", "contiguous", "from_dlpack", "set_printoptions", "to"]
 
 
 S = (strided,)
@@ -22,17 +22,31 @@ S = (strided,)
 
 # ---- clone, contiguous, to ----
 
+
 def _astype_kernel(be, x, np_dtype):
     return x.astype(np_dtype)
 
 
-_to_dtype_op = defop("_to_copy", {S: _astype_kernel}, params=("np_dtype",),
-                     grads={"input": lambda grad: grad}, zero_preserving=True)
+_to_dtype_op = defop(
+    "_to_copy",
+    {S: _astype_kernel},
+    params=("np_dtype",),
+    grads={"input": lambda grad: grad},
+    zero_preserving=True,
+)
 # order="K" keeps the strides of a dense non-contiguous input (torch's preserve_format)
-_clone_op = defop("clone", {S: lambda be, x: x.copy(order="K")}, grads={"input": lambda grad: grad},
-                  zero_preserving=True)
-_contiguous_op = defop("contiguous", {S: lambda be, x: be.xp.ascontiguousarray(x)},
-                       grads={"input": lambda grad: grad}, zero_preserving=True)
+_clone_op = defop(
+    "clone",
+    {S: lambda be, x: x.copy(order="K")},
+    grads={"input": lambda grad: grad},
+    zero_preserving=True,
+)
+_contiguous_op = defop(
+    "contiguous",
+    {S: lambda be, x: be.xp.ascontiguousarray(x)},
+    grads={"input": lambda grad: grad},
+    zero_preserving=True,
+)
 
 
 def _to_device_kernel(be, x, target, source):
@@ -44,8 +58,13 @@ def _to_device_kernel(be, x, target, source):
     return dst.xp.asarray(x)
 
 
-_to_device_op = defop("_to_device", {S: _to_device_kernel}, params=("target", "source"),
-                      grads={"input": lambda grad, source: grad.to(source)}, zero_preserving=True)
+_to_device_op = defop(
+    "_to_device",
+    {S: _to_device_kernel},
+    params=("target", "source"),
+    grads={"input": lambda grad, source: grad.to(source)},
+    zero_preserving=True,
+)
 
 
 def clone(input, *, memory_format=None):
@@ -63,7 +82,9 @@ def contiguous(input, memory_format=None):
 
 
 def _bad_to(args, kwargs):
-    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    got = ", ".join(
+        [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    )
     return TypeError(
         f"to() received an invalid combination of arguments - got ({got}), but expected one of: "
         "(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None), "
@@ -139,9 +160,16 @@ def to(input, *args, **kwargs):
 
 
 _TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
     "complex128": "ComplexDoubleTensor",
 }
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
@@ -166,6 +194,7 @@ def type_(input, dtype=None):
 
 
 # ---- Python scalars and NumPy ----
+
 
 def _host(t):
     """The payload of a dense tensor as a NumPy array (copied from the GPU if needed)."""
@@ -249,21 +278,34 @@ def payload_numpy(t):
 
 # ---- DLPack ----
 
+
 def dlpack(input, stream=None, max_version=None, dl_device=None, copy=None):
     """``x.__dlpack__()``: export a dense tensor through its array's DLPack (zero-copy)."""
     if input.layout is not strided:
-        raise BufferError(f"Can't export tensors with layout {input.layout.name} via DLPack; "
-                          "call .to_dense() first")
+        raise BufferError(
+            f"Can't export tensors with layout {input.layout.name} via DLPack; "
+            "call .to_dense() first"
+        )
     if input._rg:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     a = input._data
     if any(s < 0 for s in a.strides):
         if not copy:  # several consumers (torch among them) cannot import negative strides
-            raise BufferError("Can't export a tensor with negative strides via DLPack without "
-                              "a copy; call .contiguous() first or pass copy=True")
+            raise BufferError(
+                "Can't export a tensor with negative strides via DLPack without "
+                "a copy; call .contiguous() first or pass copy=True"
+            )
         a = a.copy()
-    kw = {k: v for k, v in (("stream", stream), ("max_version", max_version),
-                            ("dl_device", dl_device), ("copy", copy)) if v is not None}
+    kw = {
+        k: v
+        for k, v in (
+            ("stream", stream),
+            ("max_version", max_version),
+            ("dl_device", dl_device),
+            ("copy", copy),
+        )
+        if v is not None
+    }
     try:
         return a.__dlpack__(**kw)
     except TypeError:  # an array library that predates the DLPack 1.0 keywords
@@ -317,6 +359,7 @@ def from_dlpack(ext_tensor):
 
 # ---- pickling and deepcopy ----
 
+
 def _rebuild_tensor(cls, data, dtype, lay, dev, requires_grad, state):
     t = wrap(data, dtype, dev, lay)
     if cls is not Tensor:
@@ -356,8 +399,9 @@ def _deepcopy_array(a, memo):
     if root is a:
         return new_root
     off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return np.ndarray(a.shape, a.dtype, buffer=new_root.ravel(order="K"), offset=off,
-                      strides=a.strides)
+    return np.ndarray(
+        a.shape, a.dtype, buffer=new_root.ravel(order="K"), offset=off, strides=a.strides
+    )
 
 
 def deepcopy_tensor(t, memo):

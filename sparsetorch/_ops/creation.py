@@ -16,19 +16,41 @@ from .._device import CPU, as_device
 from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._tensor import Tensor
-from ._data import (  # noqa: F401 - helpers shared with random.py
-    GRAD_DTYPE_MESSAGE, TORCH_NAMES, _fill_value, _np_dtype, _size_args, check_dtype, finish,
-    host_array, out_dtype, parse_size, place,
+from ._data import (
+    TORCH_NAMES,
+    check_dtype,
+    checked_fill_value,
+    finish,
+    host_array,
+    np_to_dtype,
+    out_dtype,
+    parse_size,
+    place,
+    size_args,
 )
-from ._ranges import *  # noqa: F401,F403 - the range factories belong to this family
+from ._ranges import *
 from ._ranges import __all__ as _ranges_all
 from ._util import check_tensor, with_out
 
 __all__ = [
-    "tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor", "zeros", "ones", "empty",
-    "full", "zeros_like", "ones_like", "empty_like", "full_like", "empty_strided", "complex",
+    "tensor",
+    "as_tensor",
+    "asarray",
+    "from_numpy",
+    "scalar_tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "empty_strided",
+    "complex",
     "polar",
-] + _ranges_all
+]
+__all__ += _ranges_all
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -46,7 +68,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
             "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-            "sparsetorch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+            "sparsetorch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
         t = data.detach().to(dtype=dtype or data.dtype, device=device or data.device, copy=True)
         t._vc = None
         return finish(t, requires_grad)
@@ -63,12 +88,16 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(dtype=dtype or data.dtype, device=device or data.device)
     dev = as_device(device)
-    if isinstance(data, np.ndarray) and dev.type == "cpu":
-        if data.dtype.isnative and (dtype is None or dtype.np == data.dtype):
-            try:
-                return from_numpy(data)
-            except TypeError:
-                pass  # unsupported dtype: fall through to the converting path (and its error)
+    if (
+        isinstance(data, np.ndarray)
+        and dev.type == "cpu"
+        and data.dtype.isnative
+        and (dtype is None or dtype.np == data.dtype)
+    ):
+        try:
+            return from_numpy(data)
+        except TypeError:
+            pass  # unsupported dtype: fall through to the converting path (and its error)
     arr, dt = host_array(data, dtype, "as_tensor")
     return place(arr, dt, dev)
 
@@ -78,8 +107,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     conversion is needed; ``copy=False`` raises ValueError when sharing is impossible."""
     check_dtype(dtype, "asarray")
     if copy is False:
-        src_dt = obj.dtype if isinstance(obj, Tensor) else (
-            _np_dtype(obj.dtype) if isinstance(obj, np.ndarray) else None)
+        src_dt = (
+            obj.dtype
+            if isinstance(obj, Tensor)
+            else (np_to_dtype(obj.dtype) if isinstance(obj, np.ndarray) else None)
+        )
         if src_dt is not None and dtype is not None and src_dt is not dtype:
             raise ValueError(
                 f"can't alias tensor with dtype '{TORCH_NAMES[src_dt.name]}' into dtype "
@@ -122,12 +154,16 @@ def from_numpy(ndarray):
         warnings.warn(
             "The given NumPy array is not writable, and sparsetorch does not support non-writable "
             "tensors: writing to this tensor will fail. Copy the array (array.copy()) or make it "
-            "writable before converting it to a tensor.", UserWarning, stacklevel=2)
+            "writable before converting it to a tensor.",
+            UserWarning,
+            stacklevel=2,
+        )
     return wrap(ndarray, dt, CPU, strided)
 
 
-def scalar_tensor(s, like=None, *, dtype=None, device=None, requires_grad=False, layout=None,
-                  pin_memory=False):
+def scalar_tensor(
+    s, like=None, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+):
     """A 0-d tensor holding ``s`` (the default dtype unless ``dtype`` is given).
 
     ``like`` (internal, used by the reflected operators) takes dtype and device from a tensor.
@@ -143,6 +179,7 @@ def scalar_tensor(s, like=None, *, dtype=None, device=None, requires_grad=False,
 
 # ---- filled tensors ----
 
+
 def _filled(fname, shape, fill, dtype, device, requires_grad, out, layout=None):
     if layout is not None and layout is not strided:
         return _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout)
@@ -156,7 +193,7 @@ def _filled(fname, shape, fill, dtype, device, requires_grad, out, layout=None):
     elif fill == 1 and fill.__class__ is int:
         arr = xp.ones(shape, dt.np)
     else:
-        arr = xp.full(shape, _fill_value(fill, dt), dt.np)
+        arr = xp.full(shape, checked_fill_value(fill, dt), dt.np)
     return finish(wrap(arr, dt, device, strided), requires_grad, out, fname)
 
 
@@ -174,36 +211,73 @@ def _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout):
     return _ops.sparse_coo_tensor(idx, vals, shape, requires_grad=requires_grad)
 
 
-def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
+def zeros(
+    *args,
+    size=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Returns a tensor filled with the scalar value 0, with the shape given by ``size``.
 
     >>> zeros(2, 3).shape
     sparsetorch.Size([2, 3])
     """
     check_dtype(dtype, "zeros")
-    return _filled("zeros", _size_args("zeros", args, size), 0, dtype, device, requires_grad,
-                   out, layout)
+    return _filled(
+        "zeros", size_args("zeros", args, size), 0, dtype, device, requires_grad, out, layout
+    )
 
 
-def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
+def ones(
+    *args,
+    size=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Returns a tensor filled with the scalar value 1, with the shape given by ``size``."""
     check_dtype(dtype, "ones")
-    return _filled("ones", _size_args("ones", args, size), 1, dtype, device, requires_grad, out,
-                   layout)
+    return _filled(
+        "ones", size_args("ones", args, size), 1, dtype, device, requires_grad, out, layout
+    )
 
 
-def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+def empty(
+    *args,
+    size=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+):
     """Returns a tensor filled with uninitialized data, with the shape given by ``size``."""
     check_dtype(dtype, "empty")
-    return _filled("empty", _size_args("empty", args, size), None, dtype, device, requires_grad,
-                   out, layout)
+    return _filled(
+        "empty", size_args("empty", args, size), None, dtype, device, requires_grad, out, layout
+    )
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+def full(
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     The dtype is inferred from ``fill_value``: bool -> bool, int -> int64, float -> default.
@@ -224,46 +298,66 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
         )
     if dtype is None and out is None:
         dtype = D._scalar_dtype(fill_value)
-    return _filled("full", parse_size((size,), "full"), fill_value, dtype, device, requires_grad,
-                   out, layout)
+    return _filled(
+        "full", parse_size((size,), "full"), fill_value, dtype, device, requires_grad, out, layout
+    )
 
 
 def _like(fname, input, fill, dtype, layout, device, requires_grad):
     check_tensor(input, fname)
     check_dtype(dtype, fname)
-    return _filled(fname, input._data.shape if input.layout is strided else tuple(input.shape),
-                   fill, dtype or input.dtype, device or input.device, requires_grad, None,
-                   layout if layout is not None else input.layout)
+    return _filled(
+        fname,
+        input._data.shape if input.layout is strided else tuple(input.shape),
+        fill,
+        dtype or input.dtype,
+        device or input.device,
+        requires_grad,
+        None,
+        layout if layout is not None else input.layout,
+    )
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
     """A tensor of zeros with the size (and by default dtype and device) of ``input``."""
     return _like("zeros_like", input, 0, dtype, layout, device, requires_grad)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
     """A tensor of ones with the size (and by default dtype and device) of ``input``."""
     return _like("ones_like", input, 1, dtype, layout, device, requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+):
     """An uninitialized tensor with the size (and by default dtype and device) of ``input``."""
     return _like("empty_like", input, None, dtype, layout, device, requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     """A tensor like ``input`` filled with ``fill_value`` (dtype of ``input`` by default)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _like("full_like", input, fill_value, dtype, layout, device, requires_grad)
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
-                  pin_memory=False):
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+):
     """An uninitialized tensor with the given ``size`` and ``stride`` (in elements)."""
     check_dtype(dtype, "empty_strided")
     shape = parse_size((size,), "empty_strided")
@@ -289,16 +383,22 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 # ---- complex construction ----
 
-_complex_op = defop("complex", {(strided, strided): lambda be, re, im: re + 1j * im},
-                    inputs=("real", "imag"))
-_polar_op = defop("polar", {(strided, strided): lambda be, r, th: r * be.xp.exp(1j * th)},
-                  inputs=("abs", "angle"))
+_complex_op = defop(
+    "complex", {(strided, strided): lambda be, re, im: re + 1j * im}, inputs=("real", "imag")
+)
+_polar_op = defop(
+    "polar", {(strided, strided): lambda be, r, th: r * be.xp.exp(1j * th)}, inputs=("abs", "angle")
+)
 
 
 def _complex_pair(fname, a, b, an, bn, op, out):
     check_tensor(a, fname, an)
     check_tensor(b, fname, bn)
-    if a.dtype not in (D.float16, D.float32, D.float64) or b.dtype not in (D.float16, D.float32, D.float64):
+    if a.dtype not in (D.float16, D.float32, D.float64) or b.dtype not in (
+        D.float16,
+        D.float32,
+        D.float64,
+    ):
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got "
             f"{TORCH_NAMES[a.dtype.name]} and {TORCH_NAMES[b.dtype.name]}"
@@ -312,17 +412,18 @@ def _complex_pair(fname, a, b, an, bn, op, out):
     return with_out(call(op, (a, b), (), dt, None), out, fname)
 
 
-def complex(real, imag, *, out=None):  # noqa: A001 - torch's name
+def complex(real, imag, *, out=None):
     """A complex tensor ``real + 1j * imag`` (not differentiable in sparsetorch)."""
     return _complex_pair("complex", real, imag, "real", "imag", _complex_op, out)
 
 
-def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
+def polar(abs, angle, *, out=None):
     """A complex tensor ``abs * exp(1j * angle)`` (not differentiable in sparsetorch)."""
     return _complex_pair("polar", abs, angle, "abs", "angle", _polar_op, out)
 
 
 # ---- the legacy constructor ----
+
 
 def legacy_tensor(cls, args, kwargs):
     """``Tensor(data)`` / ``Tensor(*sizes)`` (torch's legacy constructor: default dtype)."""
@@ -331,8 +432,10 @@ def legacy_tensor(cls, args, kwargs):
         raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
     if len(args) == 1 and isinstance(args[0], Tensor):
         t = args[0]
-    elif len(args) == 1 and not isinstance(args[0], numbers.Integral) and not (
-        isinstance(args[0], Tensor)
+    elif (
+        len(args) == 1
+        and not isinstance(args[0], numbers.Integral)
+        and not (isinstance(args[0], Tensor))
     ):
         if isinstance(args[0], numbers.Number):
             raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")

@@ -4,8 +4,9 @@ torch indexes in two steps: integers, slices, ``None`` and ``...`` give a *view*
 (integer or bool) then give a *copy* (advanced indexing, with NumPy's placement rules). The
 key is parsed once into payload-level items (``_parse_key``) and applied by ops whose params
 carry the key. Gradients: a view's is ``grad`` put into zeros at the key; an advanced index's
-is ``grad`` *accumulated* there (repeated indices add up). gather/scatter and the index_* ops
-live in :mod:`._scatter` and are re-exported here.
+is ``grad`` *accumulated* there (repeated indices add up). The masked ops and nonzero live in
+:mod:`._masked`, gather/scatter in :mod:`._scatter`, the index_* ops and take in
+:mod:`._index_ops`; all are re-exported here.
 """
 
 import numbers
@@ -16,12 +17,9 @@ from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
-from ._util import check_tensor, inplace_of, with_out
+from ._util import check_tensor, inplace_of
 
-__all__ = [
-    "getitem", "setitem", "index_put", "index_put_", "masked_fill", "masked_fill_", "masked_select",
-    "masked_scatter", "masked_scatter_", "nonzero", "argwhere",
-]
+__all__ = ["getitem", "setitem", "index_put", "index_put_"]
 
 S = (strided,)
 SS = (strided, strided)
@@ -38,7 +36,7 @@ def _as_index_tensor(k, device):
     """A list index -> Tensor (an empty list is an empty int64 index, as in torch)."""
     from .creation import tensor
 
-    if len(k) == 0:
+    if len(k) == 0 and isinstance(k, (list, tuple)):
         return tensor([], dtype=D.int64, device=device)
     try:
         return tensor(k, device=device)
@@ -99,8 +97,8 @@ def _parse_key(x, key, zero_d_as_int=True):
             kinds.append(("s", k))
             used += 1
         else:
-            if isinstance(k, (list, tuple)):
-                k = _as_index_tensor(k, x.device)
+            if isinstance(k, (list, tuple)) or (hasattr(k, "__array_interface__") and not isinstance(k, Tensor)):
+                k = _as_index_tensor(k, x.device)  # lists and NumPy arrays, as torch converts them
             if not isinstance(k, Tensor):
                 raise IndexError(_BAD_TYPE.format(type(k).__name__))
             dt = k.dtype
@@ -391,156 +389,9 @@ def index_put(input, indices, values, accumulate=False):
 index_put_ = inplace_of(index_put)
 
 
-# ---- masked ops ----
-
-def _check_mask(mask, fname):
-    check_tensor(mask, fname, "mask")
-    if mask.dtype is not D.bool:
-        raise RuntimeError(
-            f"{fname} only supports boolean masks, but got mask with dtype {mask.dtype.name}"
-        )
-
-
-_masked_fill_op = defop(
-    "masked_fill", {SS: lambda be, x, m, value: be.xp.where(m, value, x)}, inputs=("input", "mask"),
-    params=("value",), grads={"input": lambda grad, mask: grad.masked_fill(mask, 0)},
-)
-_masked_fill_t_op = defop(
-    "masked_fill", {(strided,) * 3: lambda be, x, m, v: be.xp.where(m, v.astype(x.dtype), x)},
-    inputs=("input", "mask", "value"),
-    grads={"input": lambda grad, mask: grad.masked_fill(mask, 0),
-           "value": lambda grad, mask: _where(mask, grad, 0.0).sum()},
-)
-
-
-def _where(c, a, b):
-    from .pointwise import where
-
-    return where(c, a, b)
-
-
-def masked_fill(input, mask, value):
-    """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask`` is True."""
-    check_tensor(input, "masked_fill")
-    _check_mask(mask, "masked_fill_")
-    dt = input.dtype
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.ndim} dimension(s)."
-            )
-        return call(_masked_fill_t_op, (input, mask, value), (), dt)
-    value = _value_for(input, value, "masked_fill")
-    return call(_masked_fill_op, (input, mask), (value,), dt)
-
-
-def _masked_select_kernel(be, x, m, bshape):
-    xb, mb = be.xp.broadcast_arrays(x, m)
-    return xb[mb]
-
-
-def _masked_select_backward(grad, mask, bshape):
-    return grad.new_zeros(bshape).masked_scatter(mask, grad)
-
-
-_masked_select_op = defop(
-    "masked_select", {SS: _masked_select_kernel}, inputs=("input", "mask"), params=("bshape",),
-    grads={"input": _masked_select_backward},
-)
-
-
-def _bshape(a, b):
-    from ._join import broadcast_shapes
-
-    return tuple(broadcast_shapes(tuple(a.shape), tuple(b.shape)))
-
-
-def masked_select(input, mask, *, out=None):
-    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
-    check_tensor(input, "masked_select")
-    check_tensor(mask, "masked_select", "mask")
-    if mask.dtype is not D.bool:
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    r = call(_masked_select_op, (input, mask), (_bshape(input, mask),))
-    return with_out(r, out, "masked_select")
-
-
-def _masked_scatter_kernel(be, x, m, src, source_shape):
-    xb, mb = be.xp.broadcast_arrays(x, m)
-    out = xb.copy()
-    n = int(be.xp.count_nonzero(mb))
-    flat = src.reshape(-1)
-    if flat.size < n:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    out[mb] = flat[:n]
-    return out
-
-
-def _masked_scatter_source_backward(grad, mask, source_shape):
-    """Source element i went to the i-th True of the mask; the unused tail gets zeros."""
-    g = grad.masked_select(mask)
-    numel = 1
-    for s in source_shape:
-        numel *= s
-    full = put_key(grad.new_zeros((numel,)), (slice(0, g.numel()),), g, False, True)
-    return full.reshape(source_shape)
-
-
-_masked_scatter_op = defop(
-    "masked_scatter", {(strided,) * 3: _masked_scatter_kernel}, inputs=("input", "mask", "source"),
-    params=("source_shape",),
-    grads={"input": lambda grad, mask: grad.masked_fill(mask, 0),
-           "source": _masked_scatter_source_backward},
-)
-
-
-def masked_scatter(input, mask, source):
-    """``input`` with the True positions of ``mask`` filled, in order, from ``source``."""
-    check_tensor(input, "masked_scatter")
-    check_tensor(source, "masked_scatter", "source")
-    _check_mask(mask, "masked_scatter_")
-    if source.dtype is not input.dtype:
-        raise RuntimeError(
-            "masked_scatter: expected self and source to have same dtypes but got "
-            f"{input.dtype.name} and {source.dtype.name}"
-        )
-    return call(_masked_scatter_op, (input, mask, source), (tuple(source.shape),))
-
-
-masked_fill_ = inplace_of(masked_fill)
-masked_scatter_ = inplace_of(masked_scatter)
-
-
-# ---- nonzero ----
-
-_nonzero_op = defop("nonzero", {S: lambda be, x: be.xp.argwhere(x).astype(D.int64.np, copy=False)})
-
-
-def nonzero(input, *, out=None, as_tuple=False):
-    """Indices of the nonzero elements: an ``[n, ndim]`` int64 tensor, or a tuple of 1-D ones."""
-    check_tensor(input, "nonzero")
-    r = call(_nonzero_op, (input,), (), D.int64)
-    if not as_tuple:
-        return with_out(r, out, "nonzero")
-    if input.ndim == 0:
-        return (_first_col(r),)
-    return tuple(r[:, i] for i in range(input.ndim))
-
-
-def _first_col(r):
-    """as_tuple for a 0-d input: ``(tensor([0]),)`` if it is nonzero, else an empty index."""
-    from .creation import zeros
-
-    return zeros((r.shape[0],), dtype=D.int64, device=r.device)
-
-
-def argwhere(input):
-    """Indices of the nonzero elements as an ``[n, ndim]`` tensor (same as ``nonzero``)."""
-    return nonzero(input)
-
-
+from ._masked import *  # noqa: E402,F401,F403 - masked ops and nonzero belong to this family
+from ._masked import __all__ as _masked_all  # noqa: E402
 from ._scatter import *  # noqa: E402,F401,F403 - gather/scatter/index_* belong to this family
 from ._scatter import __all__ as _scatter_all  # noqa: E402
 
-__all__ += _scatter_all
+__all__ += _masked_all + _scatter_all

@@ -24,12 +24,14 @@ _SCALAR_TYPES = _dispatch.SCALAR_TYPES
 _new = object.__new__
 
 # dtype rules
-SAME, FLOAT, BOOL = "same", "float", "bool"
+SAME, FLOAT, BOOL, REAL = "same", "float", "bool", "real"
 
 
 def _unary_dtype(rule, dt, name):
     if rule is SAME:
         return dt
+    if rule is REAL:  # abs/angle of complex input are real
+        return dt.to_real() if dt.is_complex else (dt if rule is REAL and name == "abs" else _unary_dtype(FLOAT, dt, name))
     if rule is BOOL:
         return D.bool
     if dt.is_floating_point or dt.is_complex:
@@ -57,7 +59,7 @@ class Unary:
                 f"{self.__name__}(): not implemented for dtype {input.dtype.name}; "
                 "convert with .float() first"
             )
-        compute = dt if self.rule is not BOOL else None
+        compute = dt if self.rule is not BOOL and self.rule is not REAL else None
         r = call(self.op, (input,), (), dt, compute)
         return with_out(r, out, self.__name__) if out is not None else r
 
@@ -82,7 +84,7 @@ def _not_differentiable(name):
 
 # ---- unary: sign-like and rounding (keep dtype) ----
 
-abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.sgn(), SAME, True)
+abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.sgn(), REAL, True)
 absolute = abs
 neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True)
 negative = neg
@@ -184,7 +186,7 @@ def conj(input):
 _conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
 conj_physical = conj
 angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
-              _zeros_grad, FLOAT, False)
+              _zeros_grad, REAL, False)
 
 
 # ---- unary with parameters ----

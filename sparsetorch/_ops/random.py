@@ -9,114 +9,84 @@ a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass th
 ``src``/``value``.
 """
 
-import contextlib
 import math
 import numbers
 
 import numpy as np  # host-side RNG draws; kernels below still use be.xp only
 
 from .. import _dtype as D
+from .._backend import get_backend
 from .._device import as_device
-from .._dispatch import call, defop, inplace
-from .._generator import Generator, check_generator, default_generator
+from .._dispatch import bump_version, call, defop, inplace
+from .._generator import (  # noqa: F401 - seeding functions are public here too
+    Generator,
+    check_generator,
+    default_generator,
+    fork_rng,
+    get_rng_state,
+    initial_seed,
+    int_bounds,
+    integers,
+    manual_seed,
+    normal01,
+    seed,
+    set_rng_state,
+    uniform01,
+)
 from .._layout import strided
 from .._tensor import Tensor
-from ._util import check_tensor, with_out
 from ._data import (
-    TORCH_NAMES, _size_args, broadcast_shape, check_dtype, finish, out_dtype, parse_size, place,
+    TORCH_NAMES,
+    broadcast_shape,
+    check_dtype,
+    finish,
+    out_dtype,
+    parse_size,
+    place,
+    size_args,
     zero_grad,
 )
+from ._fill import copy_, direct, fill_, zero_
+from ._util import check_tensor, with_out
 
 __all__ = [
-    "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
-    "set_rng_state", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
-    "randint_like", "normal", "bernoulli", "multinomial", "poisson", "uniform_", "normal_",
-    "bernoulli_", "random_", "exponential_", "fill_", "zero_", "copy_",
+    "Generator",
+    "bernoulli",
+    "bernoulli_",
+    "copy_",
+    "default_generator",
+    "exponential_",
+    "fill_",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
+    "multinomial",
+    "normal",
+    "normal_",
+    "poisson",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "random_",
+    "randperm",
+    "seed",
+    "set_rng_state",
+    "uniform_",
+    "zero_",
 ]
 
 S = (strided,)
 
 
-# ---- seeding (torch.manual_seed & co. act on the default generator) ----
-
-def manual_seed(seed):
-    """Sets the seed of the default generator; returns it."""
-    return default_generator.manual_seed(int(seed))
-
-
-def seed():
-    """Seeds the default generator non-deterministically; returns the seed."""
-    return default_generator.seed()
-
-
-def initial_seed():
-    """The seed the default generator was last seeded with."""
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    """The default generator's state as a ``uint8`` tensor (see ``sparsetorch._generator``)."""
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state):
-    """Restores the default generator's state from :func:`get_rng_state`'s result."""
-    default_generator.set_state(new_state)
-
-
-@contextlib.contextmanager
-def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
-             device_type="cuda"):
-    """Forks the RNG: the default generator's state is restored on exit (torch.random.fork_rng)."""
-    if not enabled:
-        yield
-        return
-    state = get_rng_state()
-    try:
-        yield
-    finally:
-        set_rng_state(state)
-
-
 # ---- host draws ----
+
 
 def _float_only(dt, kernel):
     if not (dt.is_floating_point or dt.is_complex):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{TORCH_NAMES[dt.name]}\'')
-
-
-def _uniform01(rng, shape, dt):
-    """U[0, 1) in dtype ``dt`` (complex: independent real and imaginary parts)."""
-    if dt is D.float32:
-        return rng.random(shape, dtype=np.float32)
-    if dt is D.float64:
-        return rng.random(shape)
-    if dt is D.float16:  # 11-bit grid: exact in float16 and never rounds up to 1.0
-        return rng.integers(0, 2048, shape, dtype=np.int16).astype(np.float16) * np.float16(2**-11)
-    real = dt.to_real()
-    return (_uniform01(rng, shape, real) + 1j * _uniform01(rng, shape, real)).astype(dt.np)
-
-
-def _normal01(rng, shape, dt):
-    """N(0, 1) in dtype ``dt`` (complex: each part N(0, 1/2), as torch)."""
-    if dt is D.float32:
-        return rng.standard_normal(shape, dtype=np.float32)
-    if dt is D.float64:
-        return rng.standard_normal(shape)
-    if dt is D.float16:
-        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
-    real = dt.to_real()
-    z = _normal01(rng, shape, real) + 1j * _normal01(rng, shape, real)
-    return (z * math.sqrt(0.5)).astype(dt.np)
-
-
-def _int_bounds(dt):
-    if dt is D.bool:
-        return 0, 1
-    if dt.is_floating_point:
-        return -(1 << (np.finfo(dt.np).nmant + 1)), 1 << (np.finfo(dt.np).nmant + 1)
-    info = np.iinfo(dt.np)
-    return int(info.min), int(info.max)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TORCH_NAMES[dt.name]}'")
 
 
 def _check_from_to(lo, hi, dt):
@@ -126,43 +96,57 @@ def _check_from_to(lo, hi, dt):
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
         )
     if not (dt.is_floating_point or dt.is_complex):
-        mn, mx = _int_bounds(dt)
+        _, mx = int_bounds(dt)
         if lo < mn:
             raise RuntimeError(f"from is out of bounds for {dt.name}")
         if hi - 1 > mx:
             raise RuntimeError(f"to - 1 is out of bounds for {dt.name}")
 
 
-def _integers(rng, lo, hi, shape, dt):
-    """Uniform integers in [lo, hi) as dtype ``dt``."""
-    return rng.integers(lo, hi, shape, dtype=np.int64).astype(dt.np)
-
-
 # ---- random factories ----
 
-def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+
+def rand(
+    *args,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Numbers drawn uniformly from ``[0, 1)``, with the shape given by ``size``.
 
     >>> g = Generator().manual_seed(0); rand(2, 3, generator=g).shape
     sparsetorch.Size([2, 3])
     """
     check_dtype(dtype, "rand")
-    shape = _size_args("rand", args, size)
+    shape = size_args("rand", args, size)
     dt = out_dtype(dtype, out, "rand") or D.get_default_dtype()
     _float_only(dt, "check_uniform_bounds")
-    arr = _uniform01(check_generator(generator, "rand"), shape, dt)
+    arr = uniform01(check_generator(generator, "rand"), shape, dt)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "rand")
 
 
-def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+def randn(
+    *args,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Numbers drawn from the standard normal distribution, with the shape given by ``size``."""
     check_dtype(dtype, "randn")
-    shape = _size_args("randn", args, size)
+    shape = size_args("randn", args, size)
     dt = out_dtype(dtype, out, "randn") or D.get_default_dtype()
     _float_only(dt, "normal_kernel_cpu")
-    arr = _normal01(check_generator(generator, "randn"), shape, dt)
+    arr = normal01(check_generator(generator, "randn"), shape, dt)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randn")
 
 
@@ -170,8 +154,9 @@ def _int_value(v, fname, arg, pos):
     if isinstance(v, Tensor) and not (v.dtype.is_floating_point or v.dtype.is_complex):
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be int, not "
-                        f"{type(v).__name__}")
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(v).__name__}"
+        )
     return int(v)
 
 
@@ -196,8 +181,18 @@ def _randint_args(fname, args, low, high, size, npos):
     return lo, hi, size
 
 
-def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None,
-            layout=None, device=None, requires_grad=False):
+def randint(
+    *args,
+    low=None,
+    high=None,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """Integers drawn uniformly from ``[low, high)`` (``low`` defaults to 0); int64 by default.
 
     Called as ``randint(high, size)`` or ``randint(low, high, size)``.
@@ -205,24 +200,34 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
     check_dtype(dtype, "randint")
     lo, hi, size = _randint_args("randint", args, low, high, size, 3)
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
-                        f"{type(size).__name__}")
+        raise TypeError(
+            f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+        )
     shape = parse_size((size,), "randint")
     dt = out_dtype(dtype, out, "randint") or D.int64
     _check_from_to(lo, hi, dt)
-    arr = _integers(check_generator(generator, "randint"), lo, hi, shape, dt)
+    arr = integers(check_generator(generator, "randint"), lo, hi, shape, dt)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randint")
 
 
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False, pin_memory=False):
+def randperm(
+    n,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """A random permutation of the integers ``0 .. n-1`` (int64 by default)."""
     check_dtype(dtype, "randperm")
     n = _int_value(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = out_dtype(dtype, out, "randperm") or D.int64
-    if n and not dt.is_complex and n - 1 > _int_bounds(dt)[1]:
+    if n and not dt.is_complex and n - 1 > int_bounds(dt)[1]:
         raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
     arr = check_generator(generator, "randperm").permutation(n).astype(dt.np)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randperm")
@@ -234,31 +239,59 @@ def _like_args(fname, input, dtype, device):
     return tuple(input.shape), dtype or input.dtype, device or input.device
 
 
-def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None):
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     """:func:`rand` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("rand_like", input, dtype, device)
     return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
-               requires_grad=False, memory_format=None):
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     """:func:`randn` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("randn_like", input, dtype, device)
     return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, layout=None,
-                 device=None, requires_grad=False, memory_format=None):
+def randint_like(
+    input,
+    *args,
+    low=None,
+    high=None,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     """:func:`randint` with the size (and by default dtype and device) of ``input``;
     called as ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     shape, dt, dev = _like_args("randint_like", input, dtype, device)
     lo, hi, _ = _randint_args("randint_like", args, low, high, None, 2)
-    return randint(lo, hi, shape, generator=generator, dtype=dt, device=dev,
-                   requires_grad=requires_grad)
+    return randint(
+        lo, hi, shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad
+    )
 
 
 # ---- sampling from tensors: normal, bernoulli, poisson, multinomial ----
+
 
 def _host(t):
     a = t._data
@@ -268,20 +301,35 @@ def _host(t):
 # ``values`` are drawn on the host and moved to the device before the call; the kernel just hands
 # them over, so the op exists for its autograd node (zero gradient, as torch's *Backward nodes).
 def _sampling_op(name):
-    return defop(name, {S: lambda be, x, values: values}, params=("values",),
-                 grads={"input": zero_grad})
+    return defop(
+        name, {S: lambda be, x, values: values}, params=("values",), grads={"input": zero_grad}
+    )
 
 
 _normal_op = defop(
-    "normal", {(strided, strided): lambda be, m, s, z: m + s * z}, inputs=("mean", "std"),
-    params=("noise",), grads={"mean": zero_grad, "std": zero_grad},
+    "normal",
+    {(strided, strided): lambda be, m, s, z: m + s * z},
+    inputs=("mean", "std"),
+    params=("noise",),
+    grads={"mean": zero_grad, "std": zero_grad},
 )
 _bernoulli_op = _sampling_op("bernoulli")
 _poisson_op = _sampling_op("poisson")
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
-           device=None, requires_grad=False, pin_memory=False):
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Normal samples with the given ``mean`` and ``std`` (Tensors broadcast; with two numbers
     ``size`` gives the shape)."""
     rng = check_generator(generator, "normal")
@@ -297,7 +345,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         _float_only(dt, "normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        arr = _normal01(rng, parse_size((size,), "normal"), dt)
+        arr = normal01(rng, parse_size((size,), "normal"), dt)
         arr = (arr * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
         return finish(place(arr, dt, as_device(device)), requires_grad, out, "normal")
     if size is not None:
@@ -311,7 +359,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = broadcast_shape(mean.shape if mt else (), std.shape if st_ else ())
-    noise = place(_normal01(rng, shape, dt), dt, ref.device)._data
+    noise = place(normal01(rng, shape, dt), dt, ref.device)._data
     r = call(_normal_op, (mean, std), (noise,), dt, None)
     return with_out(r, out, "normal") if out is not None else r
 
@@ -369,7 +417,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     w = _host(input).astype(np.float64).reshape(-1, input.shape[-1])
     k = w.shape[1]
     if not replacement and n > k:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
     if not bool((np.isfinite(w) & (w >= 0)).all()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     total = w.sum(1)
@@ -400,6 +450,10 @@ _exponential_op = _sampling_op("exponential")
 def _overwrite(self, name, op, values):
     """Write host ``values`` into ``self`` in place through the op ``op`` (graph-aware)."""
     data = place(values, self.dtype, self.device)._data
+    if direct(self):
+        get_backend(self.device).xp.copyto(self._data, data)
+        bump_version(self)
+        return self
     return inplace(lambda src, v: call(op, (src,), (v,)), self, (data,), None, name)
 
 
@@ -420,9 +474,10 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
             f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
         )
     if not (math.isfinite(from_) and math.isfinite(to)):
-        raise RuntimeError(f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for "
-                           f"{dt.name}")
-    u = _uniform01(check_generator(generator, "uniform_"), shape, dt)
+        raise RuntimeError(
+            f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for {dt.name}"
+        )
+    u = uniform01(check_generator(generator, "uniform_"), shape, dt)
     span = dt.to_real().np.type(to - from_)
     values = (u * span + dt.to_real().np.type(from_)).astype(dt.np, copy=False)
     return _overwrite(input, "uniform_", _uniform_op, values)
@@ -435,7 +490,7 @@ def normal_(input, mean=0.0, std=1.0, *, generator=None):
     _float_only(dt, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = _normal01(check_generator(generator, "normal_"), shape, dt)
+    z = normal01(check_generator(generator, "normal_"), shape, dt)
     real = dt.to_real().np.type
     values = (z * real(std) + real(mean)).astype(dt.np, copy=False)
     return _overwrite(input, "normal_", _normal_fill_op, values)
@@ -448,8 +503,10 @@ def bernoulli_(input, p=0.5, *, generator=None):
     rng = check_generator(generator, "bernoulli_")
     if isinstance(p, Tensor):
         if broadcast_shape(shape, tuple(p.shape)) != shape:
-            raise RuntimeError(f"bernoulli_: p of shape {list(p.shape)} can't be broadcast to "
-                               f"self of shape {list(shape)}")
+            raise RuntimeError(
+                f"bernoulli_: p of shape {list(p.shape)} can't be broadcast to "
+                f"self of shape {list(shape)}"
+            )
         probs = _check_prob_tensor(p, "bernoulli_")
     else:
         if not 0 <= p <= 1:
@@ -465,19 +522,19 @@ def random_(input, from_=0, to=None, *, generator=None):
     shape = _dense_self(input, "random_")
     dt = input.dtype
     if dt.is_complex:
-        raise NotImplementedError(f'"random_" not implemented for \'{TORCH_NAMES[dt.name]}\'')
+        raise NotImplementedError(f"\"random_\" not implemented for '{TORCH_NAMES[dt.name]}'")
     for v, arg in ((from_, "from"), (to, "to")):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
             raise TypeError(f"random_(): argument '{arg}' must be int, not {type(v).__name__}")
     if to is None and from_ != 0:
         lo, hi = 0, int(from_)  # random_(to)
     elif to is None:
-        mn, mx = _int_bounds(dt)
+        _, mx = int_bounds(dt)
         lo, hi = 0, mx + 1
     else:
         lo, hi = int(from_), int(to)
     _check_from_to(lo, hi, dt)
-    values = _integers(check_generator(generator, "random_"), lo, hi, shape, dt)
+    values = integers(check_generator(generator, "random_"), lo, hi, shape, dt)
     return _overwrite(input, "random_", _random_op, values)
 
 
@@ -495,6 +552,3 @@ def exponential_(input, lambd=1.0, *, generator=None):
         e = rng.standard_exponential(shape).astype(dt.np)
     values = (e / dt.np.type(lambd)).astype(dt.np, copy=False)
     return _overwrite(input, "exponential_", _exponential_op, values)
-
-
-from ._fill import copy_, fill_, zero_  # noqa: E402,F401 - the in-place fills of this family

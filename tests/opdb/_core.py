@@ -47,6 +47,8 @@ class OpInfo:
     grad_atol: float = 1e-5
     xfail: dict = field(default_factory=dict)  # {(test, dtype_name): reason}
     keeps_float32: bool = True  # float32 in, float32 (or bool/int) out: float64 must not leak
+    layouts: tuple = (st.strided,)  # input layouts besides strided drive the sparse tests
+    sparse_args: tuple = (0,)  # which positional args become sparse in the sparse tests
 
 
 def make(shape, dtype, requires_grad=False, low=-3.0, high=3.0, seed=0, positive=False):
@@ -83,4 +85,45 @@ def tensors_in(args):
             out.append(a)
         elif isinstance(a, (list, tuple)):
             out.extend(tensors_in(a))
+    return out
+
+
+# ---- sparse samples generated from dense ones (STYLE.md 7.6) ----
+
+def sparsify(t, keep=0.5, seed=0):
+    """Zero out about ``1 - keep`` of ``t``'s entries (deterministically), keeping dtype/grad."""
+    rng = np.random.default_rng(seed)
+    a = t.detach().numpy().copy()
+    a[rng.random(a.shape) >= keep] = 0
+    out = st.tensor(a, dtype=t.dtype)
+    return out.requires_grad_(t.requires_grad) if t.requires_grad else out
+
+
+def uncoalesced(s):
+    """A COO tensor equal to ``s`` whose every entry is stored twice (halves summing to it)."""
+    s = s.detach().coalesce()
+    idx = s.indices()
+    v = s.values()
+    i2 = st.cat([idx, idx], 1) if idx.shape[1] else idx
+    v2 = st.cat([v * 0.5, v * 0.5], 0) if idx.shape[1] else v
+    u = st.sparse_coo_tensor(i2, v2, s.shape)
+    assert idx.shape[1] == 0 or not u.is_coalesced()
+    return u
+
+
+def layout_variants(dense, layouts):
+    """(name, sparse tensor) pairs for a dense sample: COO coalesced/uncoalesced/hybrid, CSR,
+    an empty pattern and a fully dense pattern. Only variants the layouts column allows."""
+    out = []
+    d = sparsify(dense)
+    if st.sparse_coo in layouts:
+        out.append(("coo", d.to_sparse()))
+        out.append(("coo-uncoalesced", uncoalesced(d.to_sparse())))
+        out.append(("coo-empty", (d * 0).to_sparse()))
+        out.append(("coo-full", dense.detach().to_sparse()))
+        if dense.ndim >= 2:
+            out.append(("coo-hybrid", d.to_sparse(dense.ndim - 1)))
+    if st.sparse_csr in layouts and dense.ndim == 2:
+        out.append(("csr", d.to_sparse_csr()))
+        out.append(("csr-empty", (d * 0).to_sparse_csr()))
     return out

@@ -16,10 +16,12 @@ def _unary_samples(dtype, rg):
 def _not_a_tensor(name):
     def errors():
         return [ErrorInput(Sample(([1.0, 2.0],)), TypeError, "must be a Tensor")]
+
     return errors
 
 
 # ---- functional forms of the in-place fills (the table's in-place driver compares them) ----
+
 
 def copy_to(input, src):
     """What ``input.copy_(src)`` writes: ``src`` broadcast to ``input``'s shape and dtype."""
@@ -43,8 +45,10 @@ def _fill_samples(dtype, rg):
 
 
 def _to_samples(dtype, rg):
-    return [Sample((make(s, dtype, rg, seed=i), st.float64), {"copy": True}, name=str(s))
-            for i, s in enumerate(SHAPES)]
+    return [
+        Sample((make(s, dtype, rg, seed=i), st.float64), {"copy": True}, name=str(s))
+        for i, s in enumerate(SHAPES)
+    ]
 
 
 def _to_errors():
@@ -57,6 +61,7 @@ def _to_errors():
 
 # ---- factories: samples carry the dtype as a keyword ----
 
+
 def _factory(name, op, args, ref, errors, dtypes=(st.float32, st.float64)):
     def samples(dtype, rg):
         return [Sample(a, {"dtype": dtype}, name=str(a)) for a in args]
@@ -64,8 +69,16 @@ def _factory(name, op, args, ref, errors, dtypes=(st.float32, st.float64)):
     def ref_fn(*a, dtype):
         return ref(*a).astype(dtype.np)
 
-    return OpInfo(name=name, op=op, ref=ref_fn, sample_inputs=samples, dtypes=dtypes,
-                  supports_autograd=False, error_inputs=errors, keeps_float32=True)
+    return OpInfo(
+        name=name,
+        op=op,
+        ref=ref_fn,
+        sample_inputs=samples,
+        dtypes=dtypes,
+        supports_autograd=False,
+        error_inputs=errors,
+        keeps_float32=True,
+    )
 
 
 def _arange_errors():
@@ -91,6 +104,7 @@ def _size_errors(fn):
             ErrorInput(Sample((2.0,)), TypeError, "size"),
             ErrorInput(Sample((2,), {"dtype": "float32"}), TypeError, "dtype"),
         ]
+
     return errors
 
 
@@ -110,29 +124,86 @@ def _eye_errors():
 
 
 OPS = [
-    OpInfo(name="clone", op=st.clone, ref=np.copy, sample_inputs=_unary_samples,
-           error_inputs=_not_a_tensor("clone"), method="clone"),
-    OpInfo(name="contiguous", op=st.contiguous, ref=lambda a: np.array(a, order="C"),
-           sample_inputs=_unary_samples, error_inputs=_not_a_tensor("contiguous"),
-           method="contiguous"),
-    OpInfo(name="to", op=st.to, ref=lambda a, d, copy: a.astype(d.np), sample_inputs=_to_samples,
-           error_inputs=_to_errors, method="to", keeps_float32=False),
-    OpInfo(name="copy_", op=copy_to, ref=lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
-           sample_inputs=_copy_samples, error_inputs=_copy_errors, inplace="copy_"),
-    OpInfo(name="fill_", op=lambda input, value: st.full_like(input, value),
-           ref=lambda a, v: np.full_like(a, v), sample_inputs=_fill_samples, inplace="fill_",
-           supports_autograd=False),
-    OpInfo(name="zero_", op=st.zeros_like, ref=np.zeros_like, sample_inputs=_unary_samples,
-           inplace="zero_", supports_autograd=False, error_inputs=_not_a_tensor("zeros_like")),
-    _factory("arange", st.arange, [(5,), (1, 2.5, 0.5), (10, 0, -3), (-1.5, 3.2, 0.7)],
-             np.arange, _arange_errors),
-    _factory("linspace", st.linspace, [(0, 1, 5), (-2.5, 7.1, 11), (3, -1, 4), (0, 1, 1)],
-             np.linspace, _linspace_errors),
-    _factory("zeros", st.zeros, [(2, 3), ((4,),), ([],)], lambda *s: np.zeros(
-        s[0] if len(s) == 1 else s), _size_errors(st.zeros)),
-    _factory("ones", st.ones, [(2, 3), ((4,),)], lambda *s: np.ones(s[0] if len(s) == 1 else s),
-             _size_errors(st.ones)),
-    _factory("full", st.full, [((2, 3), 1.5), ((4,), -2)], lambda s, v: np.full(s, v),
-             _full_errors),
+    OpInfo(
+        name="clone",
+        op=st.clone,
+        ref=np.copy,
+        sample_inputs=_unary_samples,
+        error_inputs=_not_a_tensor("clone"),
+        method="clone",
+    ),
+    OpInfo(
+        name="contiguous",
+        op=st.contiguous,
+        ref=lambda a: np.array(a, order="C"),
+        sample_inputs=_unary_samples,
+        error_inputs=_not_a_tensor("contiguous"),
+        method="contiguous",
+    ),
+    OpInfo(
+        name="to",
+        op=st.to,
+        ref=lambda a, d, copy: a.astype(d.np),
+        sample_inputs=_to_samples,
+        error_inputs=_to_errors,
+        method="to",
+        keeps_float32=False,
+    ),
+    OpInfo(
+        name="copy_",
+        op=copy_to,
+        ref=lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
+        sample_inputs=_copy_samples,
+        error_inputs=_copy_errors,
+        inplace="copy_",
+    ),
+    OpInfo(
+        name="fill_",
+        op=lambda input, value: st.full_like(input, value),
+        ref=lambda a, v: np.full_like(a, v),
+        sample_inputs=_fill_samples,
+        inplace="fill_",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        name="zero_",
+        op=st.zeros_like,
+        ref=np.zeros_like,
+        sample_inputs=_unary_samples,
+        inplace="zero_",
+        supports_autograd=False,
+        error_inputs=_not_a_tensor("zeros_like"),
+    ),
+    _factory(
+        "arange",
+        st.arange,
+        [(5,), (1, 2.5, 0.5), (10, 0, -3), (-1.5, 3.2, 0.7)],
+        np.arange,
+        _arange_errors,
+    ),
+    _factory(
+        "linspace",
+        st.linspace,
+        [(0, 1, 5), (-2.5, 7.1, 11), (3, -1, 4), (0, 1, 1)],
+        np.linspace,
+        _linspace_errors,
+    ),
+    _factory(
+        "zeros",
+        st.zeros,
+        [(2, 3), ((4,),), ([],)],
+        lambda *s: np.zeros(s[0] if len(s) == 1 else s),
+        _size_errors(st.zeros),
+    ),
+    _factory(
+        "ones",
+        st.ones,
+        [(2, 3), ((4,),)],
+        lambda *s: np.ones(s[0] if len(s) == 1 else s),
+        _size_errors(st.ones),
+    ),
+    _factory(
+        "full", st.full, [((2, 3), 1.5), ((4,), -2)], lambda s, v: np.full(s, v), _full_errors
+    ),
     _factory("eye", st.eye, [(3,), (2, 4), (0,)], np.eye, _eye_errors),
 ]

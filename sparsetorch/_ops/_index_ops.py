@@ -1,0 +1,242 @@
+"""index_select/index_add/index_copy/index_fill and take/take_along_dim of the indexing family
+(re-exported by :mod:`.indexing`). Gradients: index_select <-> index_add; index_copy and
+index_fill zero the written slices of the input's gradient."""
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import call, defop
+from .._layout import strided
+from .._tensor import Tensor
+from ._scatter import _check_bounds, _check_index, gather
+from ._util import check_tensor, inplace_of, norm_dim, with_out
+from .indexing import _value_for
+
+__all__ = [
+    "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
+    "index_fill_", "take", "take_along_dim",
+]
+
+S2 = (strided, strided)
+S3 = (strided, strided, strided)
+
+
+# ---- index_select / index_add / index_copy / index_fill ----
+
+def _along(dim, idx):
+    return (slice(None),) * dim + (idx.reshape(-1),)
+
+
+def _index_select_kernel(be, x, idx, dim, in_shape):
+    if x.ndim == 0:
+        return x.reshape(1)[idx.reshape(-1)].reshape(())
+    return be.xp.take(x, idx.reshape(-1), axis=dim)
+
+
+def _index_select_backward(grad, index, dim, in_shape):
+    if not in_shape:
+        return grad
+    return grad.new_zeros(in_shape).index_add(dim, index, grad)
+
+
+_index_select_op = defop(
+    "index_select", {S2: _index_select_kernel}, inputs=("input", "index"), params=("dim", "in_shape"),
+    grads={"input": _index_select_backward}, zero_preserving=True,
+)
+
+
+def _vector_index(index, fname, dtypes, message, error=RuntimeError):
+    _check_index(index, fname, dtypes, message, error)
+    if index.ndim > 1:
+        raise IndexError(f"{fname}(): Index is supposed to be a vector")
+
+
+def index_select(input, dim, index, *, out=None):
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    check_tensor(input, "index_select")
+    _vector_index(index, "index_select", (D.int64, D.int32),
+                  "index_select(): Expected dtype int32 or int64 for index")
+    d = norm_dim(dim, input.ndim, "index_select")
+    if input.ndim == 0 and index.numel() != 1:
+        raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    size = input.shape[d] if input.ndim else 1
+    idx = index._data
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+        raise IndexError("index out of range in self")
+    return with_out(call(_index_select_op, (input, index), (d, tuple(input.shape))), out, "index_select")
+
+
+def _index_add_kernel(be, x, idx, src, dim, alpha):
+    out = x.copy()
+    s = src if alpha == 1 else src * alpha
+    if out.ndim == 0:
+        be.xp.add.at(out.reshape(1), idx.reshape(-1), s.reshape(-1))
+    else:
+        be.xp.add.at(out, _along(dim, idx), s)
+    return out
+
+
+_index_add_op = defop(
+    "index_add", {S3: _index_add_kernel}, inputs=("input", "index", "source"), params=("dim", "alpha"),
+    grads={"input": lambda grad: grad,
+           "source": lambda grad, index, dim, alpha: _index_add_source_backward(grad, index, dim, alpha)},
+)
+
+
+def _index_add_source_backward(grad, index, dim, alpha):
+    g = grad.index_select(dim, index) if grad.ndim else grad
+    return g if alpha == 1 else g * alpha
+
+
+def _source_checks(input, d, index, source, fname, same_dtype_msg):
+    check_tensor(source, fname, "source")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(same_dtype_msg.format(input.dtype.name, source.dtype.name))
+    n = index.numel()
+    if source.ndim and input.ndim and n != source.shape[d]:
+        raise RuntimeError(
+            f"{fname}(): Number of indices ({n}) should be equal to source.size(dim): "
+            f"({source.shape[d]}), for dim: {d}"
+        )
+    if source.ndim and any(source.shape[k] != input.shape[k] for k in range(input.ndim) if k != d) \
+            or (source.ndim and source.ndim != input.ndim):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}"
+        )
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    """A copy of ``input`` with ``alpha * source`` added at the positions ``index`` along ``dim``."""
+    check_tensor(input, "index_add")
+    _vector_index(index, "index_add_", (D.int64, D.int32),
+                  "index_add_(): Expected dtype int32/int64 for index but got: {}")
+    d = norm_dim(dim, input.ndim, "index_add")
+    _source_checks(input, d, index, source, "index_add_",
+                   "index_add_(): self ({}) and source ({}) must have the same scalar type")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d)
+    r = call(_index_add_op, (input, index, source), (d, alpha))
+    return with_out(r, out, "index_add")
+
+
+def _index_copy_kernel(be, x, idx, src, dim):
+    out = x.copy()
+    if out.ndim == 0:
+        out.reshape(1)[idx.reshape(-1)] = src.reshape(-1)
+    else:
+        out[_along(dim, idx)] = src
+    return out
+
+
+_index_copy_op = defop(
+    "index_copy", {S3: _index_copy_kernel}, inputs=("input", "index", "source"), params=("dim",),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0),
+           "source": lambda grad, index, dim: grad.index_select(dim, index) if grad.ndim else grad},
+)
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    """A copy of ``input`` with the slices at ``index`` along ``dim`` replaced by ``source``'s."""
+    check_tensor(input, "index_copy")
+    _vector_index(index, "index_copy_", (D.int64,), "index_copy_(): Expected a long tensor for index, but got {}")
+    d = norm_dim(dim, input.ndim, "index_copy")
+    _source_checks(input, d, index, source, "index_copy_",
+                   "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d, error=IndexError, prefix="index_copy_(): ")
+    return with_out(call(_index_copy_op, (input, index, source), (d,)), out, "index_copy")
+
+
+def _index_fill_kernel(be, x, idx, dim, value):
+    out = x.copy()
+    if out.ndim == 0:
+        out.reshape(1)[idx.reshape(-1)] = value
+    else:
+        out[_along(dim, idx)] = value
+    return out
+
+
+def _index_fill_value_backward(grad, index, dim):
+    xp = _dispatch.get_backend(index.device).xp
+    uniq = _dispatch.wrap(xp.unique(index._data.reshape(-1)), index.dtype, index.device, strided)
+    return (grad.index_select(dim, uniq) if grad.ndim else grad).sum()
+
+
+_index_fill_op = defop(
+    "index_fill", {S2: _index_fill_kernel}, inputs=("input", "index"), params=("dim", "value"),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0)},
+)
+_index_fill_t_op = defop(
+    "index_fill", {S3: lambda be, x, idx, v, dim: _index_fill_kernel(be, x, idx, dim, v.astype(x.dtype))},
+    inputs=("input", "index", "value"), params=("dim",),
+    grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0),
+           "value": _index_fill_value_backward},
+)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or 0-d tensor) at ``index`` along ``dim``."""
+    check_tensor(input, "index_fill")
+    _vector_index(index, "index_fill_", (D.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
+    d = norm_dim(dim, input.ndim, "index_fill")
+    _check_bounds(index._data, input.shape[d] if input.ndim else 1, d, negative=True, error=IndexError)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        return call(_index_fill_t_op, (input, index, value), (d,), input.dtype)
+    return call(_index_fill_op, (input, index), (d, _value_for(input, value, "index_fill")))
+
+
+# ---- take / take_along_dim (composites) ----
+
+def take(input, index):
+    """The elements of ``input`` (as if flattened) at ``index``; the result has ``index``'s shape."""
+    check_tensor(input, "take")
+    check_tensor(index, "take", "index")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
+    n = input.numel()
+    idx = index._data
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if hi >= n or lo < -n:
+            raise IndexError(
+                f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} elements."
+            )
+    xp = _dispatch.get_backend(index.device).xp
+    flat = _dispatch.wrap(xp.where(idx < 0, idx + n, idx).reshape(-1), D.int64, index.device, strided)
+    return index_select(input.reshape(-1), 0, flat).reshape(tuple(index.shape))
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (other dims broadcast); flattened if dim is None."""
+    check_tensor(input, "take_along_dim")
+    check_tensor(indices, "take_along_dim", "indices")
+    if indices.dtype is not D.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype.name}"
+        )
+    if dim is None:
+        return with_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out, "take_along_dim")
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    d = norm_dim(dim, input.ndim, "take_along_dim")
+    from ._join import broadcast_shapes
+
+    si, sx = list(indices.shape), list(input.shape)
+    si[d] = sx[d] = 1
+    b = list(broadcast_shapes(tuple(si), tuple(sx)))
+    bx, bi = list(b), list(b)
+    bx[d], bi[d] = input.shape[d], indices.shape[d]
+    return with_out(gather(input.expand(bx), d, indices.expand(bi)), out, "take_along_dim")
+
+
+# ---- derived in-place variants ----
+
+index_add_ = inplace_of(index_add)
+index_copy_ = inplace_of(index_copy)
+index_fill_ = inplace_of(index_fill)
