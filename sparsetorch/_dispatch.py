@@ -91,12 +91,14 @@ class OpNode(Node):
     def apply(self, grad_outputs):
         if self._released:
             raise RuntimeError(RELEASED_MESSAGE)
-        op = self.op
-        env = unpack_saved(self)
+        env = unpack_saved(self) if self.saved else {}
         env["grad"] = grad_outputs[0]
         out = []
-        for need, (f, names) in zip(self.needs, op.formulas):
-            out.append(f(*[env[n] for n in names]) if need else None)
+        for need, (f, names) in zip(self.needs, self.op.formulas):
+            if need:
+                out.append(f(*[env[n] for n in names]))
+            else:
+                out.append(None)
         return out
 
     def release(self):
@@ -304,45 +306,62 @@ def grad_accumulator(t):
 
 
 def record(op, result, inputs, params):
-    if not (result.dtype.is_floating_point or result.dtype.is_complex):
+    """Attach a backward node for ``op`` to ``result`` if some input needs a gradient."""
+    rdt = result.dtype
+    if not (rdt.is_floating_point or rdt.is_complex):
         return  # integer and bool results are never differentiable
-    node = _new(op.node_cls)
+    formulas = op.formulas
     needs = []
     nexts = []
     meta = []
+    names = None
+    i = 0
     for x in inputs:
         if isinstance(x, Tensor):
-            need = x._rg and op.formulas[len(needs)][0] is not None
+            need = x._rg and formulas[i][0] is not None
+            lay = x.layout
             # sparse inputs keep a reference to themselves: the engine masks a dense gradient
             # to their pattern (masked semantics, as torch.sparse.mm)
-            meta.append((x.shape, x.dtype, x.layout, None if x.layout is strided else x))
-            nexts.append(edge(x) if need else (None, 0))
+            meta.append((x._data.shape, x.dtype, lay, None if lay is strided else x))
+            if need:
+                nexts.append(edge(x))
+                used = op.saves[i]
+                if used:
+                    names = used if names is None else names | used
+            else:
+                nexts.append(_NO_EDGE)
         else:
             need = False
             meta.append(None)
-            nexts.append((None, 0))
+            nexts.append(_NO_EDGE)
         needs.append(need)
+        i += 1
     if not any(needs):
         return
-    _init_node(node, tuple(nexts))
+    node = _new(op.node_cls)
+    node.next_functions = tuple(nexts)
+    node._pre_hooks = None
+    node._hooks = None
+    node._released = False
+    node.metadata = None
     node.needs = needs
     node.meta = meta
-    names = set()
-    for need, used in zip(needs, op.saves):
-        if need:
-            names |= used
     saved = {}
-    for n in names:
-        if n == "result":
-            saved[n] = SavedResult(result)
-        elif n in op.params:
-            saved[n] = params[op.params.index(n)]
-        else:
-            x = inputs[op.inputs.index(n)]
-            saved[n] = SavedTensor(x) if isinstance(x, Tensor) else x
+    if names:
+        for n in names:
+            if n == "result":
+                saved[n] = SavedResult(result)
+            elif n in op.params:
+                saved[n] = params[op.params.index(n)]
+            else:
+                x = inputs[op.inputs.index(n)]
+                saved[n] = SavedTensor(x) if isinstance(x, Tensor) else x
     node.saved = saved
     result._rg = True
     result.grad_fn = node
+
+
+_NO_EDGE = (None, 0)
 
 
 class SavedTensor:

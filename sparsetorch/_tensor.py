@@ -205,9 +205,7 @@ class Tensor(TensorMethods):
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import engine
-
-        engine.backward(self, gradient, retain_graph, create_graph, inputs)
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
         from .autograd import function
@@ -506,3 +504,4 @@ from . import _tensor_methods  # noqa: E402
 from ._ops import pointwise as _pw  # noqa: E402  (operators call the op objects directly)
 
 _tensor_methods._ops = _ops
+from .autograd import engine as _engine  # noqa: E402

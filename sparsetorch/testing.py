@@ -271,12 +271,88 @@ def _to_host(t):
 
 
 def _compare_sparse(actual, expected, *, rtol, atol, equal_nan, path=()):
-    """Hook for sparse layouts: compare indices exactly and values with tolerances."""
-    raise NotImplementedError("assert_close for sparse layouts arrives with sparse support")
+    """Sparse layouts, as torch.testing compares them.
+
+    Both payloads must satisfy their invariants (a tensor that claims to be coalesced must have
+    sorted, unique indices: a wrong flag silently breaks later ops). Then, as torch does, the
+    tensors are compared *as stored*, without coalescing: COO compares sparse_dim and nnz, the
+    ``[sparse_dim, nnz]`` indices exactly and the values with tolerances; CSR compares nnz,
+    crow_indices and col_indices exactly (indices of different int dtypes are promoted) and the
+    values. An uncoalesced tensor therefore differs from its coalesced form ("The number of
+    specified values ... does not match"); call ``.coalesce()`` on both sides to compare
+    patterns regardless of storage order. Layouts that differ (only reachable with
+    ``check_layout=False``) are compared through their dense forms.
+    """
+    if actual.layout is not expected.layout:
+        a, e = _dense_host(actual), _dense_host(expected)
+        dt = np.promote_types(a.dtype, e.dtype)
+        _compare_values(a.astype(dt, copy=False), e.astype(dt, copy=False), rtol, atol,
+                        equal_nan, path)
+        return
+    for t, who in ((actual, "actual"), (expected, "expected")):
+        _check_sparse_invariants(t, who, path)
+    pa, pe = actual._data, expected._data
+    if actual.layout.name == "sparse_coo":
+        name = "COO"
+        if pa.sparse_dim != pe.sparse_dim:
+            _fail("The number of sparse dimensions in sparse COO tensors does not match: "
+                  f"{pa.sparse_dim} != {pe.sparse_dim}", path)
+        index_pairs = (("indices", pa.indices, pe.indices),)
+    else:
+        name = "CSR"
+        index_pairs = (("crow_indices", pa.crow, pe.crow), ("col_indices", pa.col, pe.col))
+    if pa.nnz != pe.nnz:
+        _fail(f"The number of specified values in sparse {name} tensors does not match: "
+              f"{pa.nnz} != {pe.nnz}", path)
+    for what, ia, ie in index_pairs:
+        ia, ie = _host_array(ia), _host_array(ie)
+        it = np.promote_types(ia.dtype, ie.dtype)
+        _compare_values(ia.astype(it, copy=False), ie.astype(it, copy=False), 0.0, 0.0, False,
+                        path, identifier=f"Sparse {name} {what}")
+    va, ve = _host_array(pa.values), _host_array(pe.values)
+    dt = np.promote_types(va.dtype, ve.dtype)
+    _compare_values(va.astype(dt, copy=False), ve.astype(dt, copy=False), rtol, atol, equal_nan,
+                    path, identifier=f"Sparse {name} values")
 
 
-def _compare_values(a, e, rtol, atol, equal_nan, path):
-    """Elementwise closeness of two host arrays of one dtype; raises the torch-style message."""
+def _host_array(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _dense_host(t):
+    if t.layout is strided:
+        return _to_host(t)
+    from .autograd.grad_mode import no_grad
+
+    with no_grad():
+        return _to_host(t.to_dense())
+
+
+def _check_sparse_invariants(t, who, path):
+    """pydata/sparse's ``assert_eq`` idea: a payload must be canonical where it says it is."""
+    from .sparse._payload import validate_coo, validate_csr
+
+    p = t._data
+    try:
+        if t.layout.name == "sparse_coo":
+            idx, vals = _host_array(p.indices), _host_array(p.values)
+            validate_coo(np, idx, vals, p.shape, "assert_close")
+            if p.coalesced and p.nnz > 1:
+                lin = np.ravel_multi_index(tuple(idx), p.shape[: p.sparse_dim])
+                if not bool((lin[1:] > lin[:-1]).all()):
+                    raise ValueError(
+                        "the tensor is flagged coalesced but its indices are not sorted and unique"
+                    )
+        else:
+            validate_csr(np, _host_array(p.crow), _host_array(p.col), _host_array(p.values),
+                         p.shape, "assert_close")
+    except (ValueError, TypeError) as exc:
+        _fail(f"The {who} sparse tensor is invalid: {exc}", path)
+
+
+def _compare_values(a, e, rtol, atol, equal_nan, path, identifier="Tensor-likes"):
+    """Elementwise closeness of two host arrays of one dtype; raises the torch-style message
+    (``identifier`` names what is compared: "Sparse COO indices are not equal!")."""
     inexact = a.dtype.kind in "fc"
     if not inexact:
         # integers and bools compare exactly; differences are computed in int64 (no overflow)
@@ -314,7 +390,7 @@ def _compare_values(a, e, rtol, atol, equal_nan, path):
         total = matches.size
         bad = total - int(np.count_nonzero(matches))
         _fail(
-            f"Tensor-likes are not {'equal' if exact else 'close'}!\n\n"
+            f"{identifier} are not {'equal' if exact else 'close'}!\n\n"
             f"Mismatched elements: {bad} / {total} ({bad / total:.1%})\n"
             + _diff_line("Absolute", abs_flat[ia].item(), _index(ia, a.shape), atol) + "\n"
             + _diff_line("Relative", rel_flat[ir].item(), _index(ir, a.shape), rtol),

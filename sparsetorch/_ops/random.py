@@ -96,7 +96,7 @@ def _check_from_to(lo, hi, dt):
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
         )
     if not (dt.is_floating_point or dt.is_complex):
-        _, mx = int_bounds(dt)
+        mn, mx = int_bounds(dt)
         if lo < mn:
             raise RuntimeError(f"from is out of bounds for {dt.name}")
         if hi - 1 > mx:

@@ -6,6 +6,7 @@ an op's inputs are undone here, in one place, after each node.
 """
 
 from .. import _dispatch
+from .._layout import strided
 from .grad_mode import GRAD_ENABLED
 from .graph import AccumulateGrad
 
@@ -49,9 +50,9 @@ def _root_grads(outputs, grad_outputs, what):
                     "grad can be implicitly created only for scalar outputs; pass gradient= "
                     f"(a tensor of shape {list(out.shape)}) to backward()"
                 )
-            from .. import _ops
-
-            g = _ops.ones_like(out)
+            xp = _dispatch.get_backend(out.device).xp
+            g = _dispatch.wrap(xp.ones(out._data.shape, out.dtype.np), out.dtype, out.device, out.layout) \
+                if out.layout is strided else _ones_like(out)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"{what}: gradients must be Tensors, got {type(g).__name__}")
@@ -63,6 +64,12 @@ def _root_grads(outputs, grad_outputs, what):
         roots.append(_dispatch.edge(out))
         grads.append(g)
     return roots, grads
+
+
+def _ones_like(t):
+    from .. import _ops
+
+    return _ops.ones_like(t)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -185,7 +192,10 @@ def _run(roots, grads, retain_graph, create_graph, capture):
             gl = buffers.pop(node, None)
             if gl is None:
                 gl = [None] * node.num_outputs
-            if node._pre_hooks and any(g is not None for g in gl):
+                has_grad = False
+            else:
+                has_grad = gl[0] is not None if len(gl) == 1 else any(g is not None for g in gl)
+            if node._pre_hooks and has_grad:
                 for h in list(node._pre_hooks.values()):
                     r = h(tuple(gl))
                     if r is not None:
@@ -199,22 +209,28 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                     _accumulate(node.variable, gl[0], create_graph, handed)
                 continue
             needed = need is None or node in need
-            if needed and any(g is not None for g in gl):
+            if needed and has_grad:
                 in_grads = _apply(node, gl)
             else:
                 in_grads = None
             if not retain_graph and needed:
                 # only nodes this pass runs through are freed (torch keeps the saved tensors of
                 # nodes that autograd.grad did not need to execute)
-                release = getattr(node, "release", None)
+                release = node.release
                 if release is not None:
                     release()
-            for i, (child, nr) in enumerate(node.next_functions):
+            i = -1
+            for child, nr in node.next_functions:
+                i += 1
                 if child is None:
                     continue
-                g = in_grads[i] if in_grads is not None else None
-                if g is not None:
-                    _add_to_buffer(buffers, child, nr, g)
+                if in_grads is not None:
+                    g = in_grads[i]
+                    if g is not None:
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child.num_outputs
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -235,20 +251,35 @@ def _apply(node, gl):
     meta = None if node.__class__._custom else getattr(node, "meta", None)
     if meta is None:
         return in_grads
-    in_grads = list(in_grads)
-    for i, g in enumerate(in_grads):
-        if g is None or meta[i] is None:
+    i = -1
+    for g in in_grads:
+        i += 1
+        if g is None:
             continue
-        shape, dtype, layout, sparse_input = meta[i]
-        if g.shape != shape:
+        m = meta[i]
+        if m is None or (m[3] is None and g._data.shape == m[0] and g.dtype is m[1]
+                         and g.layout is strided):
+            continue  # the common case: a dense input, nothing to undo
+        shape, dtype, layout, sparse_input = m
+        if g._data.shape != shape:
             g = sum_to(g, shape)
         if g.dtype is not dtype:
             g = g.to(dtype)
-        if sparse_input is not None and g.layout is not layout:
+        if sparse_input is not None and not _same_pattern(g, sparse_input):
             # masked semantics: the gradient of a sparse input has that input's pattern
             g = g.sparse_mask(sparse_input)
         in_grads[i] = g
     return in_grads
+
+
+def _same_pattern(g, x):
+    """True if sparse ``g`` stores exactly ``x``'s positions (same index buffers)."""
+    if g.layout is not x.layout:
+        return False
+    a, b = g._data, x._data
+    if x.layout.name == "sparse_coo":
+        return a.indices is b.indices
+    return a.crow is b.crow and a.col is b.col
 
 
 def sum_to(g, shape):
@@ -278,20 +309,21 @@ def _add_to_buffer(buffers, node, nr, g):
 def _accumulate(var, g, create_graph, handed):
     if not create_graph:
         g = g.detach()
-    if var.grad is None:
+    old = var.grad
+    if old is None:
         if id(g._data) in handed or _is_view_data(g):
             g = g.clone()
         handed.add(id(g._data))
         var.grad = g
-    elif create_graph or var.grad._rg:
-        var.grad = var.grad + g
-    elif var.grad.layout is g.layout and var.grad.layout.name == "strided" and var.grad.shape == g.shape:
-        from .grad_mode import no_grad
-
-        with no_grad():
-            var.grad.add_(g)
+    elif create_graph or old._rg:
+        var.grad = old + g
+    elif (old.layout is strided and g.layout is strided and old.dtype is g.dtype
+          and old._data.shape == g._data.shape and old._data.flags.writeable):
+        # accumulate into the existing buffer (as torch does), no graph, no temporary
+        _dispatch.get_backend(old.device).xp.add(old._data, g._data, out=old._data)
+        _dispatch.bump_version(old)
     else:
-        var.grad = var.grad + g
+        var.grad = old + g
 
 
 def _is_view_data(g):

@@ -33,6 +33,7 @@ class Node:
 
     __slots__ = ("next_functions", "_pre_hooks", "_hooks", "_released", "metadata", "__weakref__")
     num_outputs = 1
+    release = None  # nodes that hold saved tensors define release() to free them after backward
     _custom = False  # True for autograd.Function nodes (they check their own gradients)
 
     def name(self):
