@@ -37,8 +37,9 @@ class Size(tuple):
 class Tensor(TensorMethods):
     """A multi-dimensional array of one dtype on one device, dense (strided) or sparse."""
 
+    # __dict__: users may set their own attributes on tensors, as in torch (created lazily)
     __slots__ = ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra",
-                 "__weakref__")
+                 "__weakref__", "__dict__")
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):

@@ -105,6 +105,25 @@ def test_inplace_metadata_ops():
     assert leaf.grad.tolist() == [[2, 2, 2], [4, 4, 4]]
 
 
+def test_index_forms():
+    x = arange(2, 3)
+    assert x[()]._base is x._base and x[()].shape == (2, 3)
+    assert x[np.array([1, 0])].tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert x[:, np.array([True, False, True])].tolist() == [[0, 2], [3, 5]]
+    assert x[st.tensor(1)]._base is x._base  # a 0-d integer index acts like an int: a view
+    assert x[[]].shape == (0, 3)
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 0 with size 2"):
+        x[st.tensor([0, 2])] = 1.0
+    assert x._version == 0  # a failed write changes nothing
+
+
+def test_index_put_accumulates_in_place_without_grad():
+    w = st.zeros(3, requires_grad=True)
+    with st.no_grad():
+        w.index_put_((st.tensor([0, 0, 2]),), st.tensor([1.0, 2.0, 3.0]), accumulate=True)
+    assert w.tolist() == [3.0, 0.0, 3.0] and w._version == 1
+
+
 # ---- autograd through indexing ----
 
 def test_repeated_indices_accumulate():
@@ -377,7 +396,7 @@ def test_error_types_match_torch(fn):
 @pytest.mark.parametrize("shape,fn", [
     ((2, 3), lambda x: x.t()), ((2, 3, 4), lambda x: x.permute(2, 0, 1)), ((2, 3), lambda x: x[:, 1]),
     ((2, 3), lambda x: x.unsqueeze(1)), ((3,), lambda x: x.expand(2, 3)), ((4, 5), lambda x: x[::2, 1::2]),
-    ((7,), lambda x: x.unfold(0, 3, 2)), ((2, 3), lambda x: x.view(3, 2)), ((2, 1, 3), lambda x: x.squeeze(1)),
+    ((7,), lambda x: x.unfold(0, 3, 2)), ((2, 3), lambda x: x[:, None]), ((2, 3), lambda x: x[None, ..., None]), ((2, 3), lambda x: x.view(3, 2)), ((2, 1, 3), lambda x: x.squeeze(1)),
 ])
 def test_strides_match_torch(shape, fn):
     a = fn(arange(*shape))

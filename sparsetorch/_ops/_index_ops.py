@@ -12,8 +12,8 @@ from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for
 
 __all__ = [
-    "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
-    "index_fill_", "take", "take_along_dim",
+    "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+    "index_select", "take", "take_along_dim",
 ]
 
 S2 = (strided, strided)

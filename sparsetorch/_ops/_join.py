@@ -15,15 +15,15 @@ from ._util import check_tensor, norm_dim, with_out
 from .shape import expand, reshape, unsqueeze
 
 __all__ = [
-    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-    "broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid",
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat",
+    "column_stack", "concat", "concatenate", "dstack", "hstack", "meshgrid", "stack", "vstack",
 ]
 
 
 # ---- cat ----
 
 def _cat_strided(be, *args):
-    *arrays, dim, sizes = args
+    *arrays, dim, _sizes = args
     return be.xp.concatenate(arrays, axis=dim)
 
 

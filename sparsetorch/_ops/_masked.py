@@ -10,8 +10,8 @@ from ._util import check_tensor, inplace_of, with_out
 from .indexing import _value_for, put_key
 
 __all__ = [
-    "masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "nonzero",
-    "argwhere",
+    "argwhere", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
+    "nonzero",
 ]
 
 S = (strided,)

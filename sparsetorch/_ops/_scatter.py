@@ -13,8 +13,9 @@ from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for, put_key, take_key
 
 __all__ = [
-    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-    "scatter_reduce_",
+    "gather", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+    "index_select", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+    "scatter_reduce_", "take", "take_along_dim",
 ]
 
 S2 = (strided, strided)
@@ -249,7 +250,10 @@ def _scatter_reduce_kernel(be, x, idx, src, dim, reduce, include_self):
         cnt = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
         _scatter_into(be, cnt, idx, 1, dim, "add")
         cnt = xp.maximum(cnt, 1)
-        out = out / cnt if x.dtype.kind in "fc" else xp.floor_divide(out, cnt).astype(x.dtype)
+        if x.dtype.kind in "fc":
+            out = out / cnt.astype(x.dtype)
+        else:  # torch floors the integer mean
+            out = xp.floor_divide(out, cnt).astype(x.dtype)
     return out
 
 
@@ -357,7 +361,15 @@ scatter_add_ = inplace_of(scatter_add)
 scatter_reduce_ = inplace_of(scatter_reduce)
 
 
-from ._index_ops import *  # noqa: E402,F401,F403 - the index_* ops belong to this family
-from ._index_ops import __all__ as _index_all  # noqa: E402
-
-__all__ += _index_all
+# the rest of the family lives in private modules (they import helpers from this one)
+from ._index_ops import (
+    index_add,
+    index_add_,
+    index_copy,
+    index_copy_,
+    index_fill,
+    index_fill_,
+    index_select,
+    take,
+    take_along_dim,
+)

@@ -13,8 +13,8 @@ from ._util import check_tensor, norm_dim
 from .shape import _ints, reshape, unsqueeze
 
 __all__ = [
-    "narrow", "select", "split", "chunk", "unbind", "unfold", "flip", "fliplr", "flipud", "roll",
-    "repeat", "tile", "repeat_interleave",
+    "chunk", "flip", "fliplr", "flipud", "narrow", "repeat", "repeat_interleave", "roll", "select",
+    "split", "tile", "unbind", "unfold",
 ]
 
 S = (strided,)
@@ -180,9 +180,10 @@ def flip(input, *args, dims=None):
     """A copy of ``input`` with the order of elements reversed along ``dims``."""
     check_tensor(input, "flip")
     dims = _ints(args if dims is None else (dims,), "flip", "dims")
-    if len(set(norm_dim(d, input.ndim, "flip") for d in dims)) != len(dims):
+    norm = {norm_dim(d, input.ndim, "flip") for d in dims}
+    if len(norm) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    dims = tuple(sorted(set(norm_dim(d, input.ndim, "flip") for d in dims))) if input.ndim else ()
+    dims = tuple(sorted(norm)) if input.ndim else ()
     return call(_flip_op, (input,), (dims,))
 
 

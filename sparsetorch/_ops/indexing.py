@@ -9,6 +9,7 @@ is ``grad`` *accumulated* there (repeated indices add up). The masked ops and no
 :mod:`._index_ops`; all are re-exported here.
 """
 
+import math
 import numbers
 
 from .. import _dispatch
@@ -19,7 +20,13 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from ._util import check_tensor, inplace_of
 
-__all__ = ["getitem", "setitem", "index_put", "index_put_"]
+__all__ = [
+    "argwhere", "gather", "getitem", "index_add", "index_add_", "index_copy", "index_copy_",
+    "index_fill", "index_fill_", "index_put", "index_put_", "index_select", "masked_fill",
+    "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select", "nonzero", "scatter",
+    "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "setitem",
+    "take", "take_along_dim",
+]
 
 S = (strided,)
 SS = (strided, strided)
@@ -305,7 +312,7 @@ def _value_for(input, value, fname):
     if dt is D.bool:
         return bool(value)
     if not (dt.is_floating_point or dt.is_complex):
-        if isinstance(value, float) and value != value:
+        if isinstance(value, float) and not math.isfinite(value):
             raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
         value = int(value)
         info = D.iinfo(dt)
@@ -333,6 +340,10 @@ def _fit_value(value, region_shape):
 
 def setitem(input, key, value):
     """``input[key] = value`` (value broadcast and cast to ``input``'s dtype), differentiably."""
+    if input.layout is not strided:
+        raise NotImplementedError(
+            f"setitem: not implemented for layout {input.layout.name}; convert with .to_dense() first"
+        )
     value = _value_for(input, value, "setitem")
     basic, adv = _parse_key(input, key)
     target = input
@@ -389,9 +400,31 @@ def index_put(input, indices, values, accumulate=False):
 index_put_ = inplace_of(index_put)
 
 
-from ._masked import *  # noqa: E402,F401,F403 - masked ops and nonzero belong to this family
-from ._masked import __all__ as _masked_all  # noqa: E402
-from ._scatter import *  # noqa: E402,F401,F403 - gather/scatter/index_* belong to this family
-from ._scatter import __all__ as _scatter_all  # noqa: E402
-
-__all__ += _masked_all + _scatter_all
+# the rest of the family lives in private modules (they import helpers from this one)
+from ._masked import (
+    argwhere,
+    masked_fill,
+    masked_fill_,
+    masked_scatter,
+    masked_scatter_,
+    masked_select,
+    nonzero,
+)
+from ._scatter import (
+    gather,
+    index_add,
+    index_add_,
+    index_copy,
+    index_copy_,
+    index_fill,
+    index_fill_,
+    index_select,
+    scatter,
+    scatter_,
+    scatter_add,
+    scatter_add_,
+    scatter_reduce,
+    scatter_reduce_,
+    take,
+    take_along_dim,
+)

@@ -20,10 +20,13 @@ from ..autograd.grad_mode import GRAD_ENABLED
 from ._util import check_tensor, norm_dim, norm_dims
 
 __all__ = [
-    "view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims", "t",
-    "permute", "squeeze", "unsqueeze", "expand", "expand_as", "broadcast_to", "flatten",
-    "unflatten", "ravel", "movedim", "moveaxis", "t_", "transpose_", "squeeze_", "unsqueeze_",
-    "stride", "is_contiguous", "data_ptr",
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
+    "broadcast_to", "cat", "chunk", "column_stack", "concat", "concatenate", "data_ptr", "dstack",
+    "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "is_contiguous",
+    "meshgrid", "moveaxis", "movedim", "narrow", "permute", "ravel", "repeat", "repeat_interleave",
+    "reshape", "reshape_as", "roll", "select", "split", "squeeze", "squeeze_", "stack", "stride",
+    "swapaxes", "swapdims", "t", "t_", "tile", "transpose", "transpose_", "unbind", "unflatten",
+    "unfold", "unsqueeze", "unsqueeze_", "view", "view_as", "vstack",
 ]
 
 S = (strided,)
@@ -468,7 +471,14 @@ def stride(input, dim=None):
     _dense_only(input, "stride")
     x = input._data
     isz = x.itemsize
-    st = tuple(s // isz for s in x.strides)
+    st = [s // isz for s in x.strides]
+    shape = x.shape
+    for d in range(len(st) - 1, -1, -1):
+        # NumPy gives a new axis (x[:, None]) stride 0; torch gives the stride unsqueeze would.
+        # A size-1 dim's stride never addresses memory, so only the reported value changes.
+        if shape[d] == 1 and st[d] == 0:
+            st[d] = st[d + 1] * shape[d + 1] if d + 1 < len(st) else 1
+    st = tuple(st)
     if dim is None:
         return st
     if input.ndim == 0:
@@ -494,9 +504,35 @@ def data_ptr(input):
     return iface["data"][0]
 
 
-from ._slicing import *  # noqa: E402,F401,F403 - slicing and copying ops belong to this family
-from ._slicing import __all__ as _slicing_all  # noqa: E402
-from ._join import *  # noqa: E402,F401,F403 - joining ops belong to this family
-from ._join import __all__ as _join_all  # noqa: E402
-
-__all__ += _slicing_all + _join_all
+# the rest of the family lives in private modules (they import helpers from this one)
+from ._join import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    cat,
+    column_stack,
+    concat,
+    concatenate,
+    dstack,
+    hstack,
+    meshgrid,
+    stack,
+    vstack,
+)
+from ._slicing import (
+    chunk,
+    flip,
+    fliplr,
+    flipud,
+    narrow,
+    repeat,
+    repeat_interleave,
+    roll,
+    select,
+    split,
+    tile,
+    unbind,
+    unfold,
+)

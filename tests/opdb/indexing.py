@@ -13,10 +13,10 @@ import sparsetorch as st
 from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make
 
 FLOAT_INT = FLOATS + INTS
-L = lambda *v: st.tensor(list(v), dtype=st.int64)  # noqa: E731
+L = lambda *v: st.tensor(list(v), dtype=st.int64)
 
 
-def I(name, ref, samples, errors=None, *, op=None, method=True, inplace=None, dtypes=FLOAT_INT, **kw):  # noqa: E743
+def I(name, ref, samples, errors=None, *, op=None, method=True, inplace=None, dtypes=FLOAT_INT, **kw):
     return OpInfo(name=name, op=op or getattr(st, name), ref=ref, sample_inputs=samples, dtypes=dtypes,
                   error_inputs=errors, method=name if method is True else method,
                   inplace=(name + "_") if inplace is True else inplace, **kw)
@@ -83,9 +83,8 @@ def _setitem_samples(dtype, rg):
             v = 2.0 if dtype.is_floating_point else 2
         else:
             v = make(shape[-1:] if i % 3 == 1 else shape, dtype, rg, seed=i + 40)
-        if i in (8, 10):  # repeated indices: the last write wins; keep them out of gradcheck
-            if rg:
-                continue
+        if i in (8, 10) and rg:  # repeated indices: the last write wins; keep out of gradcheck
+            continue
         out.append(Sample((x, k, v), name=str(i)))
     return out
 
@@ -105,8 +104,8 @@ def _np_index_put(x, indices, values, accumulate=False):
 
 
 def _index_put_samples(dtype, rg):
-    x = lambda s=0: make((4, 3), dtype, rg, seed=s)  # noqa: E731
-    v = lambda shape, s=9: make(shape, dtype, rg, seed=s)  # noqa: E731
+    x = lambda s=0: make((4, 3), dtype, rg, seed=s)
+    v = lambda shape, s=9: make(shape, dtype, rg, seed=s)
     return [Sample((x(), (L(0, 2), L(1, 1)), v((2,))), name="pairs"),
             Sample((x(1), (L(0, 0, 3),), v((3, 3))), {"accumulate": True}, name="acc-repeat"),
             Sample((x(2), (L(1, 3),), v((3,))), name="rows-broadcast"),
