@@ -192,6 +192,11 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     ``compute_dtype``: cast tensor inputs to it before the kernel. ``out_dtype``: the dtype the
     result is labelled with (defaults to compute dtype, else the first tensor's dtype).
     """
+    if len(inputs) == 1:
+        x = inputs[0]
+        if x.layout is strided and op.strided is not None and (
+                compute_dtype is None or compute_dtype is x.dtype):
+            return _call_dense1(op, x, params, out_dtype or x.dtype)
     dev = None
     key = []
     payloads = []
@@ -223,7 +228,7 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     dt = out_dtype or compute_dtype or first.dtype
     if data.__class__ in SCALAR_TYPES:  # NumPy ufuncs return scalars for 0-d inputs
         data = be.xp.asarray(data)
-    lay = result_layout(data)
+    lay = _PAYLOAD_LAYOUT.get(data.__class__, strided)
     if lay is strided:
         if data.dtype is not dt.np and data.dtype != dt.np:
             data = data.astype(dt.np)
@@ -238,6 +243,40 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
                 record(op, result, inputs, params)
                 break
     return result
+
+
+def _call_dense1(op, x, params, dt):
+    """``call`` for one strided input (most ops): no key building, no payload casts."""
+    dev = x.device
+    be = CPU if dev is CPU_DEVICE else get_backend(dev)
+    try:
+        data = op.strided(be, x._data, *params)
+    except (ValueError, TypeError) as e:
+        raise kernel_error(op, (x,), e) from None
+    if data.__class__ in SCALAR_TYPES:
+        data = be.xp.asarray(data)
+    elif data.__class__ in _PAYLOAD_LAYOUT:
+        result = wrap(data, dt, dev, _PAYLOAD_LAYOUT[data.__class__])
+        if x._rg and _grad_enabled():
+            record(op, result, (x,), params)
+        return result
+    if data.dtype is not dt.np and data.dtype != dt.np:
+        data = data.astype(dt.np)
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = dt
+    t.device = dev
+    t.layout = strided
+    t._rg = False
+    t.grad = None
+    t.grad_fn = None
+    t._vc = None
+    t._extra = None
+    if op.view:
+        make_view(t, x, op, params)
+    if x._rg and _grad_enabled():
+        record(op, t, (x,), params)
+    return t
 
 
 def kernel_error(op, inputs, e):

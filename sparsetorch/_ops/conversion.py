@@ -11,6 +11,7 @@ from .._device import CPU, as_device, device
 from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._tensor import Tensor
+from ..sparse._values import values_kernels
 from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
 from ._util import check_tensor
 
@@ -29,7 +30,8 @@ def _astype_kernel(be, x, np_dtype):
 
 _to_dtype_op = defop(
     "_to_copy",
-    {S: _astype_kernel},
+    {S: _astype_kernel,  # sparse: the values are cast (the param is the sparsetorch dtype there)
+     **values_kernels(lambda v, dtype: v.to(dtype), linear=True)},
     params=("np_dtype",),
     grads={"input": lambda grad: grad},
     zero_preserving=True,

@@ -10,8 +10,8 @@ and kron in ``matrix.py``; both are re-exported here, so ``__all__`` is the whol
 
 from .._backend import CPU, get_backend
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record, wrap
-from .._layout import strided
+from .._dispatch import call, composite, defop, record, wrap
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from ._reduce import TORCH_NAME, reshape_to
@@ -73,6 +73,21 @@ def _squeeze(x, d):
     return reshape_to(x, shape)
 
 
+# ---- sparse operands: composite entries served by sparse_linalg.py ----
+
+def _sparse(name):
+    """Kernel-table entries for every layout pair with a sparse operand: the composition
+    ``sparse_linalg.<name>`` (imported on first use; it imports this module)."""
+    def fn(*args):
+        from . import sparse_linalg
+
+        return getattr(sparse_linalg, name)(*args)
+
+    entry = composite(fn)
+    lays = (strided, sparse_coo, sparse_csr)
+    return {(a, b): entry for a in lays for b in lays if (a, b) != SS}
+
+
 # ---- matrix products ----
 
 def _matmul_kernel(be, a, b):
@@ -102,21 +117,21 @@ def _matmul_other_backward(grad, input, other):
 
 
 _matmul_op = defop(
-    "matmul", {SS: _matmul_kernel}, inputs=("input", "other"),
+    "matmul", {SS: _matmul_kernel, **_sparse("matmul_sparse")}, inputs=("input", "other"),
     grads={"input": _matmul_input_backward, "other": _matmul_other_backward},
 )
 _mm_op = defop(
-    "mm", {SS: _matmul_kernel}, inputs=("input", "mat2"),
+    "mm", {SS: _matmul_kernel, **_sparse("mm_sparse")}, inputs=("input", "mat2"),
     grads={"input": lambda grad, mat2: mm(grad, mT(mat2)),
            "mat2": lambda grad, input: mm(mT(input), grad)},
 )
 _bmm_op = defop(
-    "bmm", {SS: _matmul_kernel}, inputs=("input", "mat2"),
+    "bmm", {SS: _matmul_kernel, **_sparse("bmm_sparse")}, inputs=("input", "mat2"),
     grads={"input": lambda grad, mat2: bmm(grad, mT(mat2)),
            "mat2": lambda grad, input: bmm(mT(input), grad)},
 )
 _mv_op = defop(
-    "mv", {SS: _matmul_kernel}, inputs=("input", "vec"),
+    "mv", {SS: _matmul_kernel, **_sparse("mv_sparse")}, inputs=("input", "vec"),
     grads={"input": lambda grad, vec: outer(grad, vec),
            "vec": lambda grad, input: mv(mT(input), grad)},
 )
@@ -331,7 +346,8 @@ def _axpby_kernel(be, c, p, beta, alpha):
 
 
 _axpby_op = defop(
-    "_add_product", {SS: _axpby_kernel}, inputs=("input", "product"), params=("beta", "alpha"),
+    "_add_product", {SS: _axpby_kernel, **_sparse("add_product_sparse")},
+    inputs=("input", "product"), params=("beta", "alpha"),
     grads={"input": lambda grad, beta: grad * beta, "product": lambda grad, alpha: grad * alpha},
 )
 

@@ -15,6 +15,8 @@ from .._dispatch import call, defop, record, wrap
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from ..sparse import _elementwise as _sp
+from ..sparse._values import dense_result_error, values_kernels
 from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, with_out
 
 S = (strided,)
@@ -65,10 +67,21 @@ class Unary:
 
 
 def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True):
-    """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel."""
+    """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel.
+
+    A zero-preserving op also works on COO and CSR: it maps over the stored values
+    (``sparse/_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
+    """
     op = defop(name, {S: fn}, grads={"input": grad} if grad else None,
                zero_preserving=zero_preserving)
-    return Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
+    u = Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
+    if zero_preserving:
+        op.kernels.update(values_kernels(u, linear=name in _LINEAR))
+    return u
+
+
+# f(a + b) == f(a) + f(b): these map the duplicates of an uncoalesced COO without coalescing
+_LINEAR = frozenset(("neg", "deg2rad", "rad2deg", "conj"))
 
 
 def _zeros_grad(grad):
@@ -204,8 +217,9 @@ def polygamma(n, input, *, out=None):
 
 
 _round_op = defop(
-    "round", {S: lambda be, x, decimals: be.xp.round(x, decimals)}, params=("decimals",),
-    grads={"input": lambda grad: grad * 0}, zero_preserving=True,
+    "round", {S: lambda be, x, decimals: be.xp.round(x, decimals),
+              **values_kernels(lambda v, decimals: round(v, decimals=decimals))},
+    params=("decimals",), grads={"input": lambda grad: grad * 0}, zero_preserving=True,
 )
 
 
@@ -214,8 +228,17 @@ def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
     return with_out(call(_round_op, (input,), (decimals,)), out, "round")
 
 
+def _clamp_sparse_check(x, lo, hi):
+    if (lo is not None and lo > 0) or (hi is not None and hi < 0):
+        raise dense_result_error(
+            "clamp", f"clamp(min={lo}, max={hi}) maps the implicit zeros to a nonzero value (0 is "
+            "outside [min, max])", "x.to_dense().clamp(...)")
+
+
 _clamp_op = defop(
-    "clamp", {S: lambda be, x, lo, hi: be.xp.clip(x, lo, hi)}, params=("lo", "hi"),
+    "clamp", {S: lambda be, x, lo, hi: be.xp.clip(x, lo, hi),
+              **values_kernels(lambda v, lo, hi: clamp(v, lo, hi), check=_clamp_sparse_check)},
+    params=("lo", "hi"),
     grads={"input": lambda grad, input, lo, hi: grad * _in_range(input, lo, hi)},
 )
 
@@ -258,9 +281,10 @@ def clamp_max(input, max):  # noqa: A002
 
 _nan_to_num_op = defop(
     "nan_to_num",
-    {S: lambda be, x, nan, posinf, neginf: be.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)},
+    {S: lambda be, x, nan, posinf, neginf: be.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+     **values_kernels(lambda v, nan, posinf, neginf: nan_to_num(v, nan, posinf, neginf))},
     params=("nan", "posinf", "neginf"),
-    grads={"input": lambda grad, input: grad * input.isfinite()},
+    grads={"input": lambda grad, input: grad * input.isfinite()}, zero_preserving=True,
 )
 
 
@@ -381,13 +405,17 @@ def _scalar_as(x, dt):
     return int(x)
 
 
-def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None):
-    """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc."""
+def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None):
+    """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc;
+    ``sparse``: a function giving the kernel-table entries for sparse operands
+    (``sparse/_elementwise.py``), called once this module is loaded."""
     ufunc_name = None
     if isinstance(fn, str):
         ufunc_name = fn
         fn = _ufunc_kernel(fn)
     op = defop(name, {SS: fn}, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
+    if sparse is not None:
+        op.kernels.update(sparse())
     return make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
                        ufunc_name)
 
@@ -401,16 +429,19 @@ def _ufunc_kernel(name):
 
 
 _add = binary("add", "add",
-              {"input": lambda grad: grad, "other": lambda grad: grad}, zero_preserving=True)
+              {"input": lambda grad: grad, "other": lambda grad: grad}, zero_preserving=True,
+              sparse=lambda: _sp.add_kernels(1))
 _sub = binary("sub", "subtract",
-              {"input": lambda grad: grad, "other": lambda grad: -grad}, zero_preserving=True)
+              {"input": lambda grad: grad, "other": lambda grad: -grad}, zero_preserving=True,
+              sparse=lambda: _sp.add_kernels(-1))
 mul = binary("mul", "multiply",
              {"input": lambda grad, other: grad * other, "other": lambda grad, input: grad * input},
-             zero_preserving=True)
+             zero_preserving=True, sparse=lambda: _sp.mul_kernels())
 multiply = mul
 _div = binary("div", "true_divide",
               {"input": lambda grad, other: grad / other,
-               "other": lambda grad, input, other: -grad * input / (other * other)}, TRUE_DIV)
+               "other": lambda grad, input, other: -grad * input / (other * other)}, TRUE_DIV,
+              sparse=lambda: _sp.div_kernels())
 true_divide = _div
 
 
@@ -512,6 +543,8 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (the reflected ``-``)."""
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.layout is not strided:
+        return _sub(other, input if alpha == 1 else mul(input, alpha))  # no silent densifying
     return sub(other if isinstance(other, Tensor) else _as_tensor_like(other, input), input, alpha=alpha)
 
 
@@ -553,8 +586,17 @@ def rremainder(input, other):
     return remainder(_as_tensor_like(other, input), input)
 
 
+def _pow_sparse_check(x, exponent):
+    if isinstance(exponent, complex) or not exponent > 0:
+        raise dense_result_error(
+            "pow", f"0 ** {exponent} is not 0 (only a positive exponent keeps the implicit zeros "
+            "zero)", f"x.to_dense().pow({exponent})")
+
+
 _pow_scalar = defop(
-    "pow", {S: lambda be, x, e: be.xp.power(x, e)}, params=("exponent",),
+    "pow", {S: lambda be, x, e: be.xp.power(x, e),
+            **values_kernels(lambda v, e: pow(v, e), check=_pow_sparse_check)},
+    params=("exponent",),
     grads={"input": lambda grad, input, exponent: _pow_scalar_grad(grad, input, exponent)},
 )
 

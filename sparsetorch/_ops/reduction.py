@@ -20,6 +20,7 @@ from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from . import sorting as _sorting
+from . import sparse_reduction as _sparse
 from ._reduce import (
     TORCH_NAME, _sum_op, check_nonempty, expand_reduced, is_float, keepdims, reduce_axes,
     reduced_count, sum_axes, sum_dtype,
@@ -39,6 +40,8 @@ _grad_enabled = GRAD_ENABLED.get
 
 # ---- sum, nansum, mean, nanmean ----
 
+_sum_op.kernels.update(_sparse.SUM_KERNELS)  # declared in _reduce.py (formulas use it too)
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
     """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64."""
     if dim is None and dtype is None and out is None and input.__class__ is Tensor:
@@ -54,6 +57,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     check_tensor(input, "sum")
     axes = reduce_axes(input, dim, "sum")
     dt = sum_dtype(input.dtype, dtype)
+    if input.layout is not strided and dt is not input.dtype:
+        input = input.to(dt)  # sparse kernels are composites: they reduce in the input's dtype
     r = call(_sum_op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
     return with_out(r, out, "sum")
 
@@ -84,7 +89,7 @@ def _mean_kernel(be, x, axes, keepdim, shape):
 
 
 _mean_op = defop(
-    "mean", {S: _mean_kernel}, params=("axes", "keepdim", "shape"),
+    "mean", {S: _mean_kernel, **_sparse.MEAN_KERNELS}, params=("axes", "keepdim", "shape"),
     grads={"input": lambda grad, shape, axes, keepdim:
            expand_reduced(grad, shape, axes, keepdim) / builtins.max(reduced_count(shape, axes), 1)},
 )
@@ -105,6 +110,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_tensor(input, "mean")
     dt = _need_float(input, dtype, "mean")
     axes = reduce_axes(input, dim, "mean")
+    if input.layout is not strided and dt is not input.dtype:
+        input = input.to(dt)
     r = call(_mean_op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
     return with_out(r, out, "mean")
 
@@ -174,11 +181,13 @@ def _amax_backward(grad, input, result, axes, keepdim):
 
 
 _amax_op = defop(
-    "amax", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.amax(x, axes, keepdims=keepdim))},
+    "amax", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.amax(x, axes, keepdims=keepdim)),
+             **_sparse.AMAX_KERNELS},
     params=("axes", "keepdim"), grads={"input": _amax_backward},
 )
 _amin_op = defop(
-    "amin", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.amin(x, axes, keepdims=keepdim))},
+    "amin", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.amin(x, axes, keepdims=keepdim)),
+             **_sparse.AMIN_KERNELS},
     params=("axes", "keepdim"), grads={"input": _amax_backward},
 )
 

@@ -386,10 +386,12 @@ def _axes1(t, dim):
     return None if t.ndim <= 1 else (dim,)
 
 
+# zero_preserving=False: on a sparse input the dense softmax is dense (implicit zeros are 0, not
+# -inf); the missing-kernel error says so. sparsetorch.sparse.softmax is the sparse one.
 _softmax_op = defop("softmax", {S: lambda be, x, dim: _softmax_kernel(be, x, dim, False)},
-                    params=("dim",), grads={"input": _softmax_backward})
+                    params=("dim",), grads={"input": _softmax_backward}, zero_preserving=False)
 _log_softmax_op = defop("log_softmax", {S: lambda be, x, dim: _softmax_kernel(be, x, dim, True)},
-                        params=("dim",), grads={"input": _log_softmax_backward})
+                        params=("dim",), grads={"input": _log_softmax_backward}, zero_preserving=False)
 
 
 def _softmax_like(op, input, dim, dtype, fname):

@@ -9,6 +9,12 @@ _PUBLIC = {
     "check_sparse_tensor_invariants": "._api",
     "from_scipy": "._api",
     "to_scipy": "._api",
+    "mm": ".._ops.sparse_linalg",
+    "addmm": ".._ops.sparse_linalg",
+    "sampled_addmm": ".._ops.sparse_linalg",
+    "sum": "._api",
+    "softmax": "._api",
+    "log_softmax": "._api",
 }
 _FROM_OPS = ("sparse_coo_tensor", "sparse_csr_tensor")
 

@@ -6,9 +6,12 @@ from .._device import as_device
 from .._dispatch import wrap
 from .._layout import sparse_coo, sparse_csr
 from .._ops import sparse_core
+from .._ops.sparse_reduction import sparse_log_softmax as log_softmax  # noqa: F401
+from .._ops.sparse_reduction import sparse_softmax as softmax  # noqa: F401
+from .._ops.sparse_reduction import sparse_sum as sum  # noqa: F401,A004 - torch.sparse's name
 from ._payload import COO, CSR, validate_coo, validate_csr
 
-__all__ = ["check_sparse_tensor_invariants", "from_scipy", "to_scipy"]
+__all__ = ["check_sparse_tensor_invariants", "from_scipy", "to_scipy", "sum", "softmax", "log_softmax"]
 
 
 class check_sparse_tensor_invariants:

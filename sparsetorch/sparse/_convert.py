@@ -51,16 +51,29 @@ def coalesce(be, p):
     sizes = p.shape[: p.sparse_dim]
     if nnz == 0:
         return COO(p.indices, p.values, p.shape, True)
-    lin = linear_index(be, p.indices, sizes)
+    numel_bits = max(_numel(sizes) - 1, 1).bit_length()
     shift = max(int(nnz - 1).bit_length(), 1)
-    if (max(_numel(sizes) - 1, 1)).bit_length() + shift <= 63:
+    if numel_bits <= 63:
+        lin = linear_index(be, p.indices, sizes)
+    if numel_bits + shift <= 63:
         keys = (lin << shift) | xp.arange(nnz, dtype=xp.int64)
         keys.sort()
         order = keys & ((1 << shift) - 1)
         sorted_lin = keys >> shift
-    else:  # keys too wide to pack: a stable argsort (slower, still deterministic)
+    elif numel_bits <= 63:  # keys too wide to pack: a stable argsort (slower, still deterministic)
         order = xp.argsort(lin, kind="stable")
         sorted_lin = lin[order]
+    else:  # the linear index itself overflows int64: sort the index rows lexicographically
+        order = xp.lexsort(p.indices[::-1])
+        srt = p.indices[:, order]
+        new = xp.empty(nnz, dtype=bool)
+        new[0] = True
+        xp.any(srt[:, 1:] != srt[:, :-1], axis=0, out=new[1:])
+        starts = xp.flatnonzero(new)
+        vals = p.values[order]
+        if starts.shape[0] != nnz:
+            vals = _segment_sum(be, vals, starts)
+        return COO(srt[:, starts], vals, p.shape, True)
     if nnz > 1:
         new = xp.empty(nnz, dtype=bool)
         new[0] = True

@@ -14,13 +14,16 @@ __all__ = ["COO", "CSR", "validate_coo", "validate_csr"]
 
 
 class COO:
-    __slots__ = ("indices", "values", "shape", "coalesced")
+    # _cache: pattern-derived arrays (CSR form, transposed CSR, ...) built once by the product
+    # kernels (sparse/_spmm.py); shared by with_values, which keeps the pattern
+    __slots__ = ("indices", "values", "shape", "coalesced", "_cache")
 
     def __init__(self, indices, values, shape, coalesced):
         self.indices = indices
         self.values = values
         self.shape = tuple(shape)
         self.coalesced = bool(coalesced)
+        self._cache = None
 
     @property
     def sparse_dim(self):
@@ -50,20 +53,23 @@ class COO:
 
     def with_values(self, values):
         """Same pattern, new values (the values-only kernels' result)."""
-        return COO(self.indices, values, self.shape, self.coalesced)
+        r = COO(self.indices, values, self.shape, self.coalesced)
+        r._cache = self._cache if self._cache is not None else _share(self)
+        return r
 
     def __repr__(self):
         return f"COO(shape={self.shape}, nnz={self.nnz}, coalesced={self.coalesced})"
 
 
 class CSR:
-    __slots__ = ("crow", "col", "values", "shape")
+    __slots__ = ("crow", "col", "values", "shape", "_cache")  # _cache: as COO's
 
     def __init__(self, crow, col, values, shape):
         self.crow = crow
         self.col = col
         self.values = values
         self.shape = tuple(shape)
+        self._cache = None
 
     @property
     def nnz(self):
@@ -92,10 +98,18 @@ class CSR:
         return CSR(self.crow.copy(), self.col.copy(), self.values.copy(), self.shape)
 
     def with_values(self, values):
-        return CSR(self.crow, self.col, values, self.shape)
+        r = CSR(self.crow, self.col, values, self.shape)
+        r._cache = self._cache if self._cache is not None else _share(self)
+        return r
 
     def __repr__(self):
         return f"CSR(shape={self.shape}, nnz={self.nnz})"
+
+
+def _share(p):
+    """The pattern cache of ``p``, created so that payloads with the same pattern share it."""
+    p._cache = {}
+    return p._cache
 
 
 # ---- invariants ----

@@ -90,11 +90,13 @@ def tensors_in(args):
 
 # ---- sparse samples generated from dense ones (STYLE.md 7.6) ----
 
-def sparsify(t, keep=0.5, seed=0):
-    """Zero out about ``1 - keep`` of ``t``'s entries (deterministically), keeping dtype/grad."""
+def sparsify(t, keep=0.5, seed=0, slices=None):
+    """Zero out about ``1 - keep`` of ``t``'s entries (deterministically), keeping dtype/grad.
+    ``slices=k``: zero whole slices over the first k dims instead (a hybrid tensor's stored
+    slices then hold no zeros, where ops like sign/relu have no derivative)."""
     rng = np.random.default_rng(seed)
     a = t.detach().numpy().copy()
-    a[rng.random(a.shape) >= keep] = 0
+    a[rng.random(a.shape if slices is None else a.shape[:slices]) >= keep] = 0
     out = st.tensor(a, dtype=t.dtype)
     return out.requires_grad_(t.requires_grad) if t.requires_grad else out
 
@@ -122,7 +124,7 @@ def layout_variants(dense, layouts):
         out.append(("coo-empty", (d * 0).to_sparse()))
         out.append(("coo-full", dense.detach().to_sparse()))
         if dense.ndim >= 2:
-            out.append(("coo-hybrid", d.to_sparse(dense.ndim - 1)))
+            out.append(("coo-hybrid", sparsify(dense, slices=dense.ndim - 1).to_sparse(dense.ndim - 1)))
     if st.sparse_csr in layouts and dense.ndim == 2:
         out.append(("csr", d.to_sparse_csr()))
         out.append(("csr-empty", (d * 0).to_sparse_csr()))

@@ -8,6 +8,7 @@ import sparsetorch as st
 from ._core import ErrorInput, OpInfo, Sample, make
 
 SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
+SP = (st.strided, st.sparse_coo, st.sparse_csr)  # zero-preserving ops: the sparse table runs them too
 
 
 def _unary_samples(positive=False, low=-3.0, high=3.0):
@@ -72,45 +73,61 @@ def _pos(f):
     return f
 
 
+def _without(name, samples):
+    return lambda dtype, rg: [s for s in samples(dtype, rg) if s.name != name]
+
+
 OPS = [
-    U("abs", np.abs, low=-3, high=3),
-    U("neg", np.negative),
-    U("sign", np.sign),
-    U("sgn", np.sign),
-    U("square", np.square),
-    U("relu", lambda x: np.maximum(x, 0)),
-    U("ceil", np.ceil), U("floor", np.floor), U("trunc", np.trunc), U("frac", lambda x: x - np.trunc(x)),
-    U("sqrt", np.sqrt, positive=True),
+    U("abs", np.abs, low=-3, high=3, layouts=SP),
+    U("neg", np.negative, layouts=SP),
+    U("sign", np.sign, layouts=SP),
+    U("sgn", np.sign, layouts=SP),
+    U("square", np.square, layouts=SP),
+    U("relu", lambda x: np.maximum(x, 0), layouts=SP),
+    U("ceil", np.ceil, layouts=SP), U("floor", np.floor, layouts=SP), U("trunc", np.trunc, layouts=SP),
+    U("frac", lambda x: x - np.trunc(x), layouts=SP),
+    U("sqrt", np.sqrt, positive=True, layouts=SP),
     U("rsqrt", lambda x: 1 / np.sqrt(x), positive=True),
-    U("exp", np.exp), U("exp2", np.exp2), U("expm1", np.expm1),
+    U("exp", np.exp), U("exp2", np.exp2), U("expm1", np.expm1, layouts=SP),
     U("log", np.log, positive=True), U("log2", np.log2, positive=True), U("log10", np.log10, positive=True),
-    U("log1p", np.log1p, positive=True),
-    U("sin", np.sin), U("cos", np.cos), U("tan", np.tan, low=-1.2, high=1.2),
-    U("asin", np.arcsin, low=-0.9, high=0.9), U("acos", np.arccos, low=-0.9, high=0.9), U("atan", np.arctan),
-    U("sinh", np.sinh), U("cosh", np.cosh), U("tanh", np.tanh),
-    U("asinh", np.arcsinh), U("acosh", np.arccosh, low=1.2, high=4.0), U("atanh", np.arctanh, low=-0.9, high=0.9),
+    U("log1p", np.log1p, positive=True, layouts=SP),
+    U("sin", np.sin, layouts=SP), U("cos", np.cos), U("tan", np.tan, low=-1.2, high=1.2, layouts=SP),
+    U("asin", np.arcsin, low=-0.9, high=0.9, layouts=SP), U("acos", np.arccos, low=-0.9, high=0.9),
+    U("atan", np.arctan, layouts=SP),
+    U("sinh", np.sinh, layouts=SP), U("cosh", np.cosh), U("tanh", np.tanh, layouts=SP),
+    U("asinh", np.arcsinh, layouts=SP), U("acosh", np.arccosh, low=1.2, high=4.0),
+    U("atanh", np.arctanh, low=-0.9, high=0.9, layouts=SP),
     U("sigmoid", sps.expit), U("reciprocal", lambda x: 1 / x, positive=True),
-    U("erf", sps.erf), U("erfc", sps.erfc), U("erfinv", sps.erfinv, low=-0.9, high=0.9),
+    U("erf", sps.erf, layouts=SP), U("erfc", sps.erfc), U("erfinv", sps.erfinv, low=-0.9, high=0.9, layouts=SP),
     U("lgamma", sps.gammaln, positive=True), U("digamma", sps.digamma, positive=True),
-    U("deg2rad", np.deg2rad), U("rad2deg", np.rad2deg), U("sinc", np.sinc),
-    U("isnan", np.isnan, grad=False, inplace=False), U("isinf", np.isinf, grad=False, inplace=False),
-    U("isfinite", np.isfinite, grad=False, inplace=False), U("signbit", np.signbit, grad=False, inplace=False),
+    U("deg2rad", np.deg2rad, layouts=SP), U("rad2deg", np.rad2deg, layouts=SP), U("sinc", np.sinc),
+    U("isnan", np.isnan, grad=False, inplace=False, layouts=SP),
+    U("isinf", np.isinf, grad=False, inplace=False, layouts=SP),
+    U("isposinf", np.isposinf, grad=False, inplace=False, layouts=SP),
+    U("isneginf", np.isneginf, grad=False, inplace=False, layouts=SP),
+    U("isfinite", np.isfinite, grad=False, inplace=False),
+    U("signbit", np.signbit, grad=False, inplace=False, layouts=SP),
     U("logical_not", np.logical_not, grad=False, inplace=False),
     OpInfo("clamp", st.clamp, lambda x, a, b: np.clip(x, a, b),
            lambda dt, rg: [Sample((make((3, 4), dt, rg), -1.0, 1.5)), Sample((make((5,), dt, rg, seed=2), None, 0.5)),
                            Sample((make((5,), dt, rg, seed=3), -0.5, None))],
-           method="clamp", inplace="clamp_",
+           method="clamp", inplace="clamp_", layouts=SP,
            error_inputs=lambda: [ErrorInput(Sample((st.ones(3), None, None)), RuntimeError, "At least one of 'min' or 'max'")]),
     OpInfo("pow_scalar", st.pow, np.power,
            lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True), 2.5)), Sample((make((4,), dt, rg, seed=1), 2)),
                            Sample((make((4,), dt, rg, seed=2), 3)), Sample((make((), dt, rg, positive=True, seed=3), 0.5))],
-           method="pow", inplace="pow_"),
+           method="pow", inplace="pow_", layouts=SP),
     OpInfo("round", st.round, np.round,
-           lambda dt, rg: [Sample((make((3, 4), dt, rg),))], method="round", inplace="round_"),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg),)), Sample((make((3, 4), dt, rg, seed=1),), {"decimals": 1})],
+           method="round", inplace="round_", layouts=SP),
     OpInfo("nan_to_num", st.nan_to_num, np.nan_to_num,
-           lambda dt, rg: [Sample((make((3, 4), dt, rg),))], method="nan_to_num", inplace="nan_to_num_"),
-    B("add", np.add), B("sub", np.subtract), B("mul", np.multiply),
-    B("div", np.true_divide, nonzero_other=True),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg),))], method="nan_to_num", inplace="nan_to_num_",
+           layouts=SP),
+    B("add", np.add), B("sub", np.subtract), B("mul", np.multiply, layouts=SP),
+    B("div", np.true_divide, nonzero_other=True, layouts=SP),
+    # sparse ± dense is dense; sparse ± a nonzero scalar raises, so these rows drop that sample
+    OpInfo("add.sparse", st.add, np.add, _without("scalar", _binary_samples()), layouts=SP),
+    OpInfo("sub.sparse", st.sub, np.subtract, _without("scalar", _binary_samples()), layouts=SP),
     B("atan2", np.arctan2, nonzero_other=True),
     B("maximum", np.maximum, inplace=False), B("minimum", np.minimum, inplace=False),
     B("fmax", np.fmax, inplace=False), B("fmin", np.fmin, inplace=False),

@@ -1,0 +1,369 @@
+"""Reductions of sparse tensors: ``sum`` / ``sparse.sum``, ``mean``, ``amax`` / ``amin``, and
+``sparse.softmax`` / ``sparse.log_softmax``.
+
+Semantics (chosen to match the dense answer; documented in the public docstrings):
+
+- ``sum``: over all dims -> a dense 0-d tensor. Over some dims of a COO tensor -> COO with the
+  remaining dims (the stored slices), as ``torch.sum(coo, dim)``; when only dense dims remain ->
+  dense, as ``torch.sparse.sum``. A CSR tensor over one dim -> a dense tensor (torch raises for
+  ``keepdim=False``); with ``keepdim=True`` -> CSR, as torch.
+- ``mean``: ``sum / n`` with ``n`` counting the implicit zeros (the dense mean); same layouts.
+- ``amax`` / ``amin``: over ALL entries, implicit zeros included, so the result equals the dense
+  answer (torch has no sparse amax). Same layouts as ``sum``. At ties the gradient is split
+  evenly among the tied entries (implicit zeros count, their share is dropped: masked).
+- ``sparse.softmax`` / ``log_softmax``: unspecified entries are -inf (torch.sparse): the result
+  has the input's pattern, slices with no stored entry stay empty.
+
+Everything is a composition of differentiable ops: ``values`` / ``with_values`` and two private
+segment ops (sum and max over groups of stored entries), so gradients are masked and O(nnz).
+"""
+
+from .. import _dtype as D
+from .._dispatch import call, composite, defop, wrap
+from .._layout import sparse_coo, sparse_csr, strided
+from ..sparse import _convert as C
+from ..sparse._payload import COO, CSR
+from ._reduce import backend_of, quiet
+from ._util import check_tensor, norm_dim
+from .sparse_core import _values, coalesce, to_dense, to_sparse_coo, to_sparse_csr, with_values
+
+__all__ = ["sparse_sum", "sparse_softmax", "sparse_log_softmax"]
+
+O, R, S = (sparse_coo,), (sparse_csr,), (strided,)
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+# ---- segments: which stored entries reduce into which output row ----
+
+class Segments:
+    """Groups of stored entries. ``starts``: entries are sorted by group and group ``g`` starts at
+    ``starts[g]`` (all groups nonempty); else ``ids[i]`` is the group of entry ``i``."""
+
+    __slots__ = ("starts", "ids_", "n_out", "nnz", "counts_")
+
+    def __init__(self, n_out, nnz, starts=None, ids=None):
+        self.n_out, self.nnz, self.starts, self.ids_, self.counts_ = n_out, nnz, starts, ids, None
+
+    def ids(self, be):
+        if self.ids_ is None:
+            xp = be.xp
+            ends = xp.empty_like(self.starts)
+            ends[:-1] = self.starts[1:]
+            if ends.shape[0]:
+                ends[-1] = self.nnz
+            self.ids_ = xp.repeat(xp.arange(self.n_out, dtype=xp.int64), ends - self.starts)
+        return self.ids_
+
+    def counts(self, be):
+        """Stored entries per group."""
+        if self.counts_ is None:
+            xp = be.xp
+            if self.starts is not None:
+                c = xp.diff(self.starts, append=self.nnz) if self.n_out else xp.zeros(0, xp.int64)
+            else:
+                c = xp.bincount(self.ids_, minlength=self.n_out)
+            self.counts_ = c
+        return self.counts_
+
+    def ids_tensor(self, like):
+        return wrap(self.ids(backend_of(like)), D.int64, like.device, strided)
+
+
+def _segment_sum_kernel(be, v, seg):
+    xp = be.xp
+    if seg.starts is not None:
+        if seg.n_out == 0:
+            return xp.zeros((0,) + v.shape[1:], dtype=v.dtype)
+        return xp.add.reduceat(v, seg.starts, axis=0)
+    if seg.n_out == 1:
+        return v.sum(axis=0, keepdims=True)
+    if v.ndim == 1 and v.dtype.kind == "f":
+        return xp.bincount(seg.ids_, weights=v, minlength=seg.n_out).astype(v.dtype, copy=False)
+    out = xp.zeros((seg.n_out,) + v.shape[1:], dtype=v.dtype)
+    xp.add.at(out, seg.ids_, v)
+    return out
+
+
+_segment_sum_op = defop(
+    "_segment_sum", {S: _segment_sum_kernel}, params=("seg",),
+    grads={"input": lambda grad, seg: grad.index_select(0, seg.ids_tensor(grad))},
+)
+
+
+def segment_sum(v, seg):
+    return call(_segment_sum_op, (v, ), (seg,))
+
+
+def _lowest(xp, dt, is_max):
+    if dt.kind == "f":
+        return -xp.inf if is_max else xp.inf
+    info = xp.iinfo(dt)
+    return info.min if is_max else info.max
+
+
+def _segment_max_kernel(be, v, seg, is_max, implicit):
+    """Max (min) of each group's stored values, and 0 where the group has implicit entries."""
+    xp = be.xp
+    uf = xp.maximum if is_max else xp.minimum
+    if seg.starts is not None:
+        out = (uf.reduceat(v, seg.starts, axis=0) if seg.n_out
+               else xp.zeros((0,) + v.shape[1:], dtype=v.dtype))
+    elif seg.n_out == 1:
+        out = (v.max(axis=0) if is_max else v.min(axis=0))[None] if v.shape[0] else xp.full(
+            (1,) + v.shape[1:], _lowest(xp, v.dtype, is_max), dtype=v.dtype)
+    else:
+        out = xp.full((seg.n_out,) + v.shape[1:], _lowest(xp, v.dtype, is_max), dtype=v.dtype)
+        uf.at(out, seg.ids_, v)
+    if implicit is not None:
+        has = (implicit > 0).reshape((-1,) + (1,) * (out.ndim - 1))
+        out = xp.where(has, uf(out, 0), out).astype(v.dtype, copy=False)
+    return out
+
+
+def _segment_max_backward(grad, input, result, seg, is_max, implicit):
+    """Split evenly among the tied entries of each group (implicit zeros tie at 0 too)."""
+    ids = seg.ids_tensor(grad)
+    hit = input == result.index_select(0, ids)
+    ties = segment_sum(hit.to(grad.dtype), seg)
+    if implicit is not None:
+        imp = wrap(implicit, D.int64, grad.device, strided).to(grad.dtype)
+        ties = ties + (result == 0) * imp.reshape((-1,) + (1,) * (result.ndim - 1))
+    return (grad / ties.clamp(min=1)).index_select(0, ids) * hit
+
+
+_segment_max_op = defop(
+    "_segment_max", {S: _segment_max_kernel}, params=("seg", "is_max", "implicit"),
+    grads={"input": _segment_max_backward},
+)
+
+
+def segment_max(v, seg, is_max=True, implicit=None):
+    return call(_segment_max_op, (v,), (seg, is_max, implicit))
+
+
+# ---- grouping the stored entries by the kept sparse dims ----
+
+def _group(be, indices, sizes, kept, sorted_prefix):
+    """Segments of entries by their indices over ``kept`` dims, and the [len(kept), G] indices
+    of the groups (sorted, unique)."""
+    xp = be.xp
+    nnz = indices.shape[1]
+    ksizes = [sizes[d] for d in kept]
+    sub = indices[list(kept)] if len(kept) != indices.shape[0] else indices
+    if not kept:  # one group: everything
+        return Segments(1, nnz, ids=xp.zeros(nnz, dtype=xp.int64)), xp.zeros((0, 1), dtype=xp.int64)
+    keys = C.linear_index(be, sub, ksizes)
+    if sorted_prefix:  # coalesced and kept == leading dims: equal keys are consecutive
+        if nnz == 0:
+            return Segments(0, 0, starts=xp.zeros(0, xp.int64)), sub[:, :0]
+        new = xp.empty(nnz, dtype=bool)
+        new[0] = True
+        xp.not_equal(keys[1:], keys[:-1], out=new[1:])
+        starts = xp.flatnonzero(new)
+        return Segments(starts.shape[0], nnz, starts=starts), sub[:, starts]
+    k = _prod(ksizes)
+    if k <= 4 * nnz + 65536:  # a dense count per key: O(nnz + k), no sort
+        present = xp.bincount(keys, minlength=k) > 0
+        uk = xp.flatnonzero(present)
+        remap = xp.cumsum(present) - 1
+        ids = remap[keys]
+    else:
+        uk, ids = xp.unique(keys, return_inverse=True)
+        ids = ids.reshape(-1)
+    return Segments(uk.shape[0], nnz, ids=ids), C._unravel(be, uk, ksizes)
+
+
+# ---- sum / mean / amax over COO and CSR ----
+
+def _reduce_sparse(x, axes, keepdim, kind):
+    """``kind``: 'sum' or 'amax'/'amin' over ``axes`` (None: all) of sparse ``x``; see the module
+    docstring for the result layouts."""
+    nd = x.ndim
+    axes = tuple(range(nd)) if axes is None else tuple(axes)
+    shape = tuple(x.shape)
+    csr = x.layout is sparse_csr
+    if csr:
+        if len(axes) == 1 and nd == 2:
+            return _reduce_csr(x, axes[0], keepdim, kind)
+        x = to_sparse_coo(x)
+    if kind != "sum":
+        x = coalesce(x)  # max is not linear: duplicates must be summed first
+    be = backend_of(x)
+    p = x._data
+    sd = p.sparse_dim
+    s_axes = [a for a in axes if a < sd]
+    d_axes = tuple(a - sd + 1 for a in axes if a >= sd)
+    v = _values(x)
+    if d_axes:
+        v = v.sum(d_axes, keepdim) if kind == "sum" else getattr(v, kind)(d_axes, keepdim)
+    kept = [d for d in range(sd) if d not in s_axes]
+    dense_shape = tuple(v.shape[1:])
+    if not s_axes:  # only dense dims reduced: the same pattern
+        out_shape = shape[:sd] + dense_shape
+        return with_values(wrap(COO(p.indices, v._data, out_shape, p.coalesced), v.dtype, x.device,
+                                sparse_coo), v)
+    seg, gidx = _group(be, p.indices, shape, kept, p.coalesced and kept == list(range(len(kept))))
+    if kind == "sum":
+        rv = segment_sum(v, seg)
+    else:
+        implicit = _prod(shape[a] for a in s_axes) - seg.counts(be)
+        rv = segment_max(v, seg, kind == "amax", implicit)
+    if not kept:  # every sparse dim reduced: a dense result
+        r = rv.reshape(dense_shape)
+        if keepdim:
+            r = r.reshape(tuple(1 if i in axes else s for i, s in enumerate(shape)))
+        return r
+    if keepdim:
+        full = be.xp.zeros((sd, gidx.shape[1]), dtype=be.xp.int64)
+        full[kept] = gidx
+        gidx, out_sparse = full, tuple(1 if d in s_axes else shape[d] for d in range(sd))
+    else:
+        out_sparse = tuple(shape[d] for d in kept)
+    pattern = wrap(COO(gidx, rv._data, out_sparse + dense_shape, True), rv.dtype, x.device, sparse_coo)
+    return with_values(pattern, rv)
+
+
+def _reduce_csr(x, dim, keepdim, kind):
+    """One dim of a 2-D CSR: dense result, or a CSR with the nonempty rows/cols if keepdim."""
+    be = backend_of(x)
+    xp = be.xp
+    p = x._data
+    m, n = p.shape
+    if dim == 1:
+        nz = xp.flatnonzero(xp.diff(p.crow))
+        seg = Segments(nz.shape[0], p.nnz, starts=p.crow[nz].astype(xp.int64, copy=False))
+        slots, size, other = nz, m, n
+    else:
+        present = xp.bincount(p.col, minlength=n) > 0 if p.nnz else xp.zeros(n, dtype=bool)
+        nz = xp.flatnonzero(present)
+        seg = Segments(nz.shape[0], p.nnz, ids=(xp.cumsum(present) - 1)[p.col])
+        slots, size, other = nz, n, m
+    v = _values(x)
+    if kind == "sum":
+        rv = segment_sum(v, seg)
+    else:
+        rv = segment_max(v, seg, kind == "amax", other - seg.counts(be))
+    g = slots.shape[0]
+    if keepdim:
+        if dim == 1:
+            crow = xp.zeros(m + 1, dtype=p.crow.dtype)
+            xp.cumsum(xp.diff(p.crow) > 0, out=crow[1:])
+            pat = CSR(crow, xp.zeros(g, dtype=p.crow.dtype), rv._data, (m, 1))
+        else:
+            pat = CSR(xp.asarray([0, g], dtype=p.crow.dtype), slots.astype(p.crow.dtype), rv._data, (1, n))
+        return with_values(wrap(pat, rv.dtype, x.device, sparse_csr), rv)
+    idx = slots.astype(xp.int64).reshape(1, -1)
+    return to_dense(with_values(wrap(COO(idx, rv._data, (size,), True), rv.dtype, x.device, sparse_coo), rv))
+
+
+def _sum_entry(x, axes, keepdim, shape):
+    return _reduce_sparse(x, axes, keepdim, "sum")
+
+
+def _mean_entry(x, axes, keepdim, shape):
+    n = _prod(shape) if axes is None else _prod(shape[a] for a in axes)
+    r = _reduce_sparse(x, axes, keepdim, "sum")
+    return r / n if n else r / float("nan")
+
+
+SUM_KERNELS = {O: composite(_sum_entry), R: composite(_sum_entry)}
+MEAN_KERNELS = {O: composite(_mean_entry), R: composite(_mean_entry)}
+AMAX_KERNELS = {O: composite(lambda x, axes, keepdim: _reduce_sparse(x, axes, keepdim, "amax")),
+                R: composite(lambda x, axes, keepdim: _reduce_sparse(x, axes, keepdim, "amax"))}
+AMIN_KERNELS = {O: composite(lambda x, axes, keepdim: _reduce_sparse(x, axes, keepdim, "amin")),
+                R: composite(lambda x, axes, keepdim: _reduce_sparse(x, axes, keepdim, "amin"))}
+
+
+# ---- torch.sparse.sum ----
+
+def sparse_sum(input, dim=None, dtype=None):
+    """``torch.sparse.sum``: the sum over ``dim`` (all dims if None).
+
+    All dims -> a dense 0-d tensor; some dims of a COO tensor -> COO (dense once only dense
+    dims remain); one dim of a CSR tensor -> dense (torch raises there). Uncoalesced input is
+    fine (duplicates sum). The gradient has the input's pattern.
+    """
+    from .reduction import sum as _sum
+
+    check_tensor(input, "sparse.sum")
+    return _sum(input, dim, False, dtype=dtype)
+
+
+# ---- torch.sparse.softmax / log_softmax ----
+
+def _max_no_grad(be, v, seg):
+    xp = be.xp
+    m = _segment_max_kernel(be, v, seg, True, None)
+    return xp.where(xp.isfinite(m), m, 0).astype(v.dtype, copy=False)
+
+
+def _softmax_values(v, seg, log):
+    """Softmax of the stored values ``v`` ([nnz, ...]) within each group of ``seg``."""
+    be = backend_of(v)
+    ids = seg.ids_tensor(v)
+    # the shift is a constant for the gradient (softmax does not depend on it)
+    shift = wrap(_max_no_grad(be, v._data, seg), v.dtype, v.device, strided).index_select(0, ids)
+    with quiet(be):
+        z = v - shift
+        e = z.exp()
+        s = segment_sum(e, seg).index_select(0, ids)
+        return z - s.log() if log else e / s
+
+
+def _softmax(input, dim, dtype, log):
+    fname = "sparse.log_softmax" if log else "sparse.softmax"
+    check_tensor(input, fname)
+    if input.layout is strided:
+        from .statistics import log_softmax, softmax
+
+        return (log_softmax if log else softmax)(input, dim, dtype)
+    x = input if dtype is None or dtype is input.dtype else input.to(dtype)
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"{fname}(): expected a floating point tensor, got {x.dtype.name}")
+    d = norm_dim(dim, x.ndim, fname)
+    csr = x.layout is sparse_csr
+    if csr and x.ndim != 2:
+        return to_sparse_csr(_softmax(to_sparse_coo(x), d, None, log))
+    be = backend_of(x)
+    xp = be.xp
+    if csr:
+        p = x._data
+        if d == 1:
+            nz = xp.flatnonzero(xp.diff(p.crow))
+            seg = Segments(nz.shape[0], p.nnz, starts=p.crow[nz].astype(xp.int64, copy=False))
+        else:
+            seg, _ = _group(be, p.col.astype(xp.int64).reshape(1, -1), (p.shape[1],), [0], False)
+        return with_values(x, _softmax_values(_values(x), seg, log))
+    x = coalesce(x)
+    p = x._data
+    sd = p.sparse_dim
+    v = _values(x)
+    if d >= sd:  # a dense dim: an ordinary softmax of the stored slices
+        from .statistics import log_softmax, softmax
+
+        return with_values(x, (log_softmax if log else softmax)(v, d - sd + 1))
+    kept = [k for k in range(sd) if k != d]
+    seg, _ = _group(be, p.indices, p.shape, kept, kept == list(range(len(kept))))
+    return with_values(x, _softmax_values(v, seg, log))
+
+
+def sparse_softmax(input, dim, dtype=None):
+    """``torch.sparse.softmax``: softmax over ``dim`` where unspecified entries count as -inf.
+
+    The result has ``input``'s pattern (COO coalesced, or CSR); a slice with no stored entry
+    stays empty; stable for values of any magnitude (the slice max is subtracted first).
+    ``dtype``: the input is cast to it first.
+    """
+    return _softmax(input, dim, dtype, False)
+
+
+def sparse_log_softmax(input, dim, dtype=None):
+    """``torch.sparse.log_softmax``: log of :func:`sparse_softmax`, computed stably."""
+    return _softmax(input, dim, dtype, True)
+

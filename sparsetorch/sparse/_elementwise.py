@@ -1,0 +1,405 @@
+"""Binary elementwise ops with sparse operands: the kernel-table entries of add/sub/mul/div.
+
+Semantics (DESIGN.md section 4; each result equals the dense answer, except where noted):
+
+- sparse ± sparse: union of the patterns, coalesced result (entries that cancel to 0 stay
+  stored: the pattern is the union, so gradients and later ops see every input position).
+- sparse ± dense, dense ± sparse: a DENSE result (as ``torch.add(dense, sparse)``).
+- sparse ± scalar: only ``0`` keeps the implicit zeros zero; anything else raises.
+- sparse * sparse: intersection of the patterns.
+- sparse * dense, dense * sparse: full broadcasting; the result is sparse with the sparse
+  operand's pattern, broadcast where the sparse operand is (e.g. COO ``(3, 1) * dense (3, 4)``
+  stores every column of each stored row). torch gets this wrong (#116633, #158861).
+- sparse / dense, sparse / scalar: computed at the stored entries only. An implicit zero divided
+  by a zero of the divisor stays 0 (the dense answer is nan): as in torch, implicit entries are
+  not computed. dense / sparse and sparse / sparse divide by the implicit zeros and raise.
+- Mixed COO and CSR operands go through COO (the result is COO).
+- Type promotion is the dense rule; CSR operands give CSR results where the result is 2-D/3-D.
+
+Gradients: composites of the differentiable primitives, or ops whose formulas mask the gradient
+to each sparse input's pattern (O(nnz), never dense-sized).
+"""
+
+from .. import _dispatch
+from .. import _dtype as D
+from .._dispatch import SCALAR, call, composite, defop, wrap
+from .._layout import sparse_coo, sparse_csr, strided
+from .._ops import pointwise as _pw  # resolved at call time (pointwise imports this module)
+from .._ops.sparse_core import (
+    _values, sparse_mask, to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values,
+)
+from . import _convert as C
+from ._payload import COO, CSR
+from ._values import dense_result_error, map_values
+
+__all__ = ["add_kernels", "mul_kernels", "div_kernels", "expand_sparse"]
+
+O, R, S = sparse_coo, sparse_csr, strided
+_SCIPY_MIN_NNZ = 4096  # below this, building SciPy objects (~20 us each) costs more than it saves
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _coo_indices(be, p):
+    """``[sparse_dim, nnz]`` int64 indices of a COO or CSR payload (CSR rows expanded)."""
+    if p.__class__ is COO:
+        return p.indices
+    if p.crow.ndim == 1:
+        return be.xp.stack([C.csr_row_indices(be, p.crow), p.col.astype(be.xp.int64, copy=False)])
+    return C.csr_to_coo(be, p).indices
+
+
+# ---- union (add / sub) kernels ----
+
+def _dedup_sorted(be, sk, vals):
+    """Sum the runs of equal keys of sorted ``sk`` (each key appears at most twice: a union)."""
+    xp = be.xp
+    n = sk.shape[0]
+    if n < 2:
+        return sk, vals
+    same = sk[1:] == sk[:-1]
+    dup = xp.flatnonzero(same) + 1
+    if dup.shape[0] == 0:
+        return sk, vals
+    keep = xp.ones(n, dtype=bool)
+    keep[dup] = False
+    out = vals[keep]
+    # the j-th duplicate (at sorted position dup[j]) belongs to output row dup[j] - j - 1
+    rows = dup - xp.arange(1, dup.shape[0] + 1)
+    if out.dtype == bool:
+        out[rows] |= vals[dup]
+    else:
+        out[rows] += vals[dup]
+    return sk[keep], out
+
+
+def _union(be, a, b, beta):
+    """Coalesced COO ``a + beta * b`` of two COO payloads: concatenation, a stable sort (a merge
+    of two sorted runs), and the sum of the equal keys."""
+    xp = be.xp
+    a, b = C.coalesce(be, a), C.coalesce(be, b)
+    sizes = a.shape[: a.sparse_dim]
+    ka, kb = C.linear_index(be, a.indices, sizes), C.linear_index(be, b.indices, sizes)
+    vb = b.values if beta == 1 else -b.values
+    k = xp.concatenate((ka, kb))
+    order = xp.argsort(k, kind="stable")
+    sk, vals = _dedup_sorted(be, k[order], xp.concatenate((a.values, vb))[order])
+    return COO(C._unravel(be, sk, sizes), vals, a.shape, True)
+
+
+def _scipy_ok(be, a, b):
+    return (be.name == "cpu" and a.values.ndim == 1 and a.values.dtype.kind == "f"
+            and a.nnz + b.nnz >= _SCIPY_MIN_NNZ)
+
+
+def _sp_csr(be, crow, col, data, shape):
+    """A SciPy CSR array on the given buffers (no copies, no index-dtype downcast)."""
+    m = be.sp.csr_array(shape, dtype=data.dtype)
+    m.data, m.indices, m.indptr = data, col, crow
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m
+
+
+def _csr_union_scipy(be, crow_a, col_a, va, crow_b, col_b, vb, shape, beta):
+    """SciPy's C++ row merge, with an imaginary marker (1j) added to every value so that no sum
+    is 0: SciPy drops zero results, the union keeps them (stored zeros and cancellations)."""
+    xp = be.xp
+    ca = va + 1j  # float32 -> complex64, float64 -> complex128
+    cb = (vb if beta == 1 else -vb) + 2j
+    r = _sp_csr(be, crow_a, col_a, ca, shape) + _sp_csr(be, crow_b, col_b, cb, shape)
+    idt = crow_a.dtype
+    return (r.indptr.astype(idt, copy=False), r.indices.astype(idt, copy=False),
+            xp.ascontiguousarray(r.data.real))
+
+
+def coo_add_kernel(be, a, b, beta):
+    xp = be.xp
+    if a.sparse_dim == 2 and _scipy_ok(be, a, b):
+        m = a.shape[0]
+        parts = []
+        for p in (C.coalesce(be, a), C.coalesce(be, b)):
+            counts = xp.bincount(p.indices[0], minlength=m)
+            crow = xp.zeros(m + 1, dtype=xp.int64)
+            xp.cumsum(counts, out=crow[1:])
+            parts.append((crow, p.indices[1], p.values))
+        crow, col, vals = _csr_union_scipy(be, *parts[0], *parts[1], a.shape, beta)
+        idx = xp.empty((2, col.shape[0]), dtype=xp.int64)
+        idx[0] = C.csr_row_indices(be, crow)
+        idx[1] = col
+        return COO(idx, vals, a.shape, True)
+    return _union(be, a, b, beta)
+
+
+def csr_add_kernel(be, a, b, beta):
+    if a.crow.ndim == 1 and _scipy_ok(be, a, b):
+        crow, col, vals = _csr_union_scipy(be, a.crow, a.col, a.values, b.crow, b.col, b.values, a.shape, beta)
+        return CSR(crow, col, vals, a.shape)
+    u = _union(be, C.csr_to_coo(be, a), C.csr_to_coo(be, b), beta)
+    return C.coo_to_csr(be, u, a.crow.dtype)
+
+
+def _add_other_backward(grad, other, beta):
+    g = sparse_mask(grad, other)
+    return g if beta == 1 else _pw.neg(g)
+
+
+_sparse_add_op = defop(
+    "add", {(O, O): coo_add_kernel, (R, R): csr_add_kernel},
+    inputs=("input", "other"), params=("beta",),
+    grads={"input": lambda grad, input: sparse_mask(grad, input), "other": _add_other_backward},
+    zero_preserving=True,
+)
+
+
+def _same_shape(a, b, name):
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(
+            f"{name}(): expected sparse operands of the same size, but got {list(a.shape)} and "
+            f"{list(b.shape)} (two sparse operands do not broadcast; expand one with .to_dense() "
+            "or reshape it first)"
+        )
+
+
+def _common(a, b, name):
+    """Operands in one sparse layout (COO unless both are CSR) and one sparse_dim."""
+    if a.layout is not b.layout:
+        a, b = to_sparse_coo(a), to_sparse_coo(b)
+    if a.layout is O and a._data.sparse_dim != b._data.sparse_dim:
+        raise RuntimeError(
+            f"{name}(): expected sparse operands with the same sparse_dim, but got "
+            f"{a._data.sparse_dim} and {b._data.sparse_dim}"
+        )
+    return a, b
+
+
+def _add_sparse_sparse(a, b, beta):
+    name = "add" if beta == 1 else "sub"
+    _same_shape(a, b, name)
+    dt = D.promote_types(a.dtype, b.dtype)
+    a = a if a.dtype is dt else a.to(dt)
+    b = b if b.dtype is dt else b.to(dt)
+    a, b = _common(a, b, name)
+    return call(_sparse_add_op, (a, b), (beta,))
+
+
+def _add_scalar(x, c, beta):
+    if c != 0:
+        op = "+" if beta == 1 else "-"
+        raise dense_result_error(
+            "add" if beta == 1 else "sub",
+            f"x {op} {c} makes every implicit zero of x nonzero", f"x.to_dense() {op} {c}")
+    return map_values(lambda v: v + c, x, (), True)
+
+
+def _sub_scalar_sparse(c, x):
+    if c != 0:
+        raise dense_result_error("sub", f"{c} - x makes every implicit zero of x nonzero",
+                                 f"{c} - x.to_dense()")
+    return map_values(lambda v: _pw.rsub(v, c), x, (), True)
+
+
+def add_kernels(beta):
+    """Sparse entries of ``add`` (beta=1) and ``sub`` (beta=-1)."""
+    def fn(a, b):
+        return _pw._add(a, b) if beta == 1 else _pw._sub(a, b)
+
+    ss = composite(lambda a, b: _add_sparse_sparse(a, b, beta))
+    sd = composite(lambda a, b: fn(to_dense(a), b))  # sparse ± dense: dense, as torch.add(dense, sparse)
+    ds = composite(lambda a, b: fn(a, to_dense(b)))
+    sc = composite(lambda x, c: _add_scalar(x, c, beta))
+    cs = composite(lambda c, x: _add_scalar(x, c, 1) if beta == 1 else _sub_scalar_sparse(c, x))
+    return {(O, O): ss, (R, R): ss, (O, R): ss, (R, O): ss, (O, S): sd, (R, S): sd, (S, O): ds,
+            (S, R): ds, (O, SCALAR): sc, (R, SCALAR): sc, (SCALAR, O): cs, (SCALAR, R): cs}
+
+
+# ---- intersection (sparse * sparse) ----
+
+def _intersect_kernel(be, a, b):
+    """COO payload of the positions stored in both ``a`` and ``b`` (a's values there)."""
+    xp = be.xp
+    a = C.coalesce(be, a if a.__class__ is COO else C.csr_to_coo(be, a))
+    b = C.coalesce(be, b if b.__class__ is COO else C.csr_to_coo(be, b))
+    sizes = a.shape[: a.sparse_dim]
+    ka, kb = C.linear_index(be, a.indices, sizes), C.linear_index(be, b.indices, sizes)
+    if kb.shape[0] == 0 or ka.shape[0] == 0:
+        hit = xp.zeros(ka.shape[0], dtype=bool)
+    else:
+        pos = xp.minimum(xp.searchsorted(kb, ka), kb.shape[0] - 1)
+        hit = kb[pos] == ka
+    return COO(a.indices[:, hit], a.values[hit], a.shape, True)
+
+
+def _mul_sparse_sparse(a, b):
+    _same_shape(a, b, "mul")
+    both_csr = a.layout is R and b.layout is R
+    a, b = _common(a, b, "mul")
+    be = _dispatch.get_backend(a.device)
+    p = _intersect_kernel(be, a._data, b._data)
+    pattern = wrap(p, a.dtype, a.device, O)
+    r = with_values(pattern, _pw.mul(values_at(a, pattern), values_at(b, pattern)))
+    return to_sparse_csr(r) if both_csr else r
+
+
+# ---- sparse with dense: broadcasting ----
+
+def _broadcast_shape(a, b, name):
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"{name}(): " + _dispatch.broadcast_message([a, b]))
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _expand_pattern(be, p, shape):
+    """Indices of COO payload ``p`` broadcast to ``shape`` (new leading dims and size-1 sparse
+    dims are repeated), and ``rep``: the stored entry each result entry copies (None: same)."""
+    xp = be.xp
+    sd = p.sparse_dim
+    lead = len(shape) - len(p.shape)
+    exp = list(range(lead)) + [lead + i for i in range(sd) if p.shape[i] == 1 and shape[lead + i] != 1]
+    if not exp:
+        return p.indices, None, p.coalesced
+    sizes = [shape[i] for i in exp]
+    c, nnz = _prod(sizes), p.nnz
+    combos = xp.tile(xp.indices(sizes, dtype=xp.int64).reshape(len(sizes), -1), (1, nnz))
+    rep = xp.repeat(xp.arange(nnz, dtype=xp.int64), c)
+    idx = xp.empty((lead + sd, nnz * c), dtype=xp.int64)
+    for d in range(lead + sd):
+        idx[d] = combos[exp.index(d)] if d in exp else xp.repeat(p.indices[d - lead], c)
+    if p.coalesced and nnz * c > 1:
+        keys = C.linear_index(be, idx, shape[: lead + sd])
+        if not bool((keys[1:] > keys[:-1]).all()):
+            order = xp.argsort(keys)
+            idx, rep = idx[:, order], rep[order]
+    return idx, rep, p.coalesced
+
+
+def expand_sparse(x, shape):
+    """Sparse ``x`` broadcast to ``shape`` as a COO tensor (differentiable; stored entries are
+    repeated along the broadcast sparse dims, values along the broadcast dense dims)."""
+    if x.layout is R:
+        x = to_sparse_coo(x)
+    p = x._data
+    be = _dispatch.get_backend(x.device)
+    idx, rep, coalesced = _expand_pattern(be, p, shape)
+    v = _values(x)
+    if rep is not None:
+        v = v.index_select(0, wrap(rep, D.int64, x.device, S))
+    target = (idx.shape[1],) + tuple(shape[len(shape) - p.dense_dim:])
+    if tuple(v.shape) != target:
+        v = v.expand(target).contiguous()
+    pattern = wrap(COO(idx, v._data, shape, coalesced), v.dtype, x.device, O)
+    return with_values(pattern, v)
+
+
+def _gather_key(be, p, lead, k, shape):
+    """Index of a dense operand of ``shape`` at the stored entries of ``p`` (its first ``k``
+    dims line up with sparse dims ``lead..lead+k`` of ``p``): (linear index or None, key)."""
+    idx = _coo_indices(be, p)
+    full = all(shape[j] != 1 for j in range(k))
+    if full and k == len(shape):
+        return C.linear_index(be, idx[lead: lead + k], shape), None
+    return None, tuple(idx[j + lead] if shape[j] != 1 else 0 for j in range(k))
+
+
+def _gather_kernel(be, d, p, lead, k, in_shape):
+    lin, key = _gather_key(be, p, lead, k, d.shape)
+    if lin is not None:
+        return be.xp.take(d.reshape(-1), lin)  # reshape copies only a non-contiguous d
+    return d[key]
+
+
+def _scatter_kernel(be, g, p, lead, k, in_shape):
+    xp = be.xp
+    lin, key = _gather_key(be, p, lead, k, in_shape)
+    if lin is not None and g.dtype.kind == "f" and g.ndim == 1:
+        n = _prod(in_shape)
+        return xp.bincount(lin, weights=g, minlength=n).astype(g.dtype, copy=False).reshape(in_shape)
+    out = xp.zeros(in_shape, dtype=g.dtype)
+    if lin is not None:
+        xp.add.at(out.reshape(-1), lin, g)
+    else:
+        xp.add.at(out, key, g)
+    return out
+
+
+_gather_op = defop(
+    "_sparse_gather", {(S, O): _gather_kernel, (S, R): _gather_kernel},
+    inputs=("input", "pattern"), params=("lead", "k", "in_shape"),
+    grads={"input": lambda grad, pattern, lead, k, in_shape: call(
+        _scatter_op, (grad, pattern), (lead, k, in_shape))},
+)
+_scatter_op = defop(
+    "_sparse_scatter_add", {(S, O): _scatter_kernel, (S, R): _scatter_kernel},
+    inputs=("input", "pattern"), params=("lead", "k", "in_shape"),
+    grads={"input": lambda grad, pattern, lead, k: call(
+        _gather_op, (grad, pattern), (lead, k, tuple(grad.shape)))},
+)
+
+
+def _dense_at(d, s):
+    """The dense operand ``d`` at the stored entries of sparse ``s`` (whose shape is the
+    broadcast shape): ``[nnz, *rest]``, or ``d`` itself reshaped when no stored index selects it."""
+    r, m = s.ndim, d.ndim
+    lead = r - m
+    sd = s._data.sparse_dim if s.layout is O else r
+    k = min(m, max(0, sd - lead))
+    if all(d.shape[j] == 1 for j in range(k)):  # also k == 0: d lines up with the dense dims
+        return d.reshape(tuple(d.shape[k:])) if k else d
+    return call(_gather_op, (d, s), (lead, k, tuple(d.shape)))
+
+
+def _with_dense(s, d, fn, name, swap=False):
+    """``fn(s, d)`` (or ``fn(d, s)``) at the stored entries of sparse ``s`` broadcast with ``d``."""
+    shape = _broadcast_shape(s.shape, d.shape, name)
+    was_csr = s.layout is R
+    if tuple(s.shape) != shape:
+        s = expand_sparse(s, shape)
+    dv = _dense_at(d, s)
+    v = _values(s)
+    r = with_values(s, fn(dv, v) if swap else fn(v, dv))
+    if was_csr and r.layout is not R and len(shape) in (2, 3):
+        r = to_sparse_csr(r)
+    return r
+
+
+# ---- kernel-table entries ----
+
+def _by_scalar(fn):
+    return composite(lambda x, c: map_values(lambda v: fn(v, c), x, (), True))
+
+
+def mul_kernels():
+    ss = composite(_mul_sparse_sparse)
+    sd = composite(lambda s, d: _with_dense(s, d, _pw.mul, "mul"))
+    ds = composite(lambda d, s: _with_dense(s, d, _pw.mul, "mul", True))
+    sc = _by_scalar(lambda v, c: _pw.mul(v, c))
+    cs = composite(lambda c, x: map_values(lambda v: _pw.mul(c, v), x, (), True))
+    return {(O, O): ss, (R, R): ss, (O, R): ss, (R, O): ss, (O, S): sd, (R, S): sd, (S, O): ds,
+            (S, R): ds, (O, SCALAR): sc, (R, SCALAR): sc, (SCALAR, O): cs, (SCALAR, R): cs}
+
+
+def _div_by_sparse(*args):
+    raise dense_result_error(
+        "div", "dividing by a sparse tensor divides by its implicit zeros (x / 0 is inf or nan)",
+        "a / b.to_dense()")
+
+
+def div_kernels():
+    sd = composite(lambda s, d: _with_dense(s, d, _pw._div, "div"))
+    sc = _by_scalar(lambda v, c: _pw._div(v, c))
+    bad = composite(_div_by_sparse)
+    return {(O, S): sd, (R, S): sd, (O, SCALAR): sc, (R, SCALAR): sc,
+            (O, O): bad, (R, R): bad, (O, R): bad, (R, O): bad, (S, O): bad, (S, R): bad,
+            (SCALAR, O): bad, (SCALAR, R): bad}

@@ -1,0 +1,396 @@
+"""Sparse matrix products on payloads: SpMM (sparse @ dense), SpGEMM (sparse @ sparse), SDDMM.
+
+Every kernel takes the Backend first and works on 2-D payloads with scalar values (hybrid COO
+and batched CSR are flattened by the op module first).
+
+Speed (PERF-NOTES.md, spike 2):
+
+- The products run on a *CSR form* of the pattern: ``(crow, col, perm)``, where ``perm`` maps
+  CSR order to the payload's stored order (``None`` when they agree). A CSR payload is its own
+  CSR form; a COO payload's is built once (a packed-key row sort when uncoalesced) and cached
+  on the payload (``p._cache``, shared by ``with_values``, which keeps the pattern).
+- ``A^T @ G`` (the gradient for the dense operand) runs on a cached *transposed* CSR form
+  (built once with ``be.sp``'s CSR -> CSC conversion), so it is the same row-parallel gather
+  kernel as the forward instead of a scatter.
+- On the CPU the kernels are numba ``prange``-over-row-blocks loops (numba is imported lazily,
+  the first time a product runs; the blocks hold equal numbers of stored entries, one set per
+  thread count). Tiny products use the serial twins of the same loops, which cost ~0.5 us to
+  call; no SciPy object is built per op (each costs ~20 us).
+- Without numba (or on another backend) SpMM uses ``be.sp`` CSR @ dense; on the CPU it is split
+  into row blocks on a thread pool, since SciPy's CSR @ dense releases the GIL. SDDMM then is a
+  chunked ``einsum`` of gathered rows (bounded memory).
+"""
+
+import os
+
+from ._convert import coalesce, csr_row_indices
+from ._payload import COO, CSR
+
+__all__ = [
+    "csr_form", "csr_t_form", "spmm", "spmm_reduce", "sddmm", "spgemm", "use_numba",
+    "row_counts", "entry_rows",
+]
+
+_PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
+_CHUNK = 1 << 16  # stored entries per chunk of the NumPy SDDMM (bounds its temporaries)
+_NUMBA = [None]  # the kernel namespace; None: not built yet; False: numba does not import
+_ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
+_POOL = [None]
+
+
+def use_numba(flag):
+    """Use the numba kernels when numba imports (True, the default) or the NumPy/SciPy ones
+    (False; also set by the environment variable ``SPARSETORCH_NO_NUMBA=1``). Returns the
+    previous setting."""
+    old = _ENABLED[0]
+    _ENABLED[0] = bool(flag)
+    return old
+
+
+def _nb(be):
+    """The numba kernels on the CPU backend, or None (other backends, numba missing/disabled)."""
+    if not _ENABLED[0] or be.name != "cpu":
+        return None
+    k = _NUMBA[0]
+    if k is None:
+        k = _NUMBA[0] = _build_numba()
+    return k or None
+
+
+# ---- the pattern cache ----
+
+def _cache(p):
+    c = p._cache
+    if c is None:
+        c = p._cache = {}
+    return c
+
+
+def _pack_sort(xp, key, n):
+    """Stable argsort of non-negative int64 ``key`` (< 2**k) by packing positions in low bits."""
+    shift = max(int(n - 1).bit_length(), 1)
+    top = int(key.max()) if n else 0
+    if max(top, 1).bit_length() + shift > 63:
+        return xp.argsort(key, kind="stable")
+    k = (key << shift) | xp.arange(n, dtype=xp.int64)
+    k.sort()
+    return k & ((1 << shift) - 1)
+
+
+def csr_form(be, p):
+    """``(crow, col, perm)``: the CSR arrays of a 2-D payload's pattern; ``values[perm]`` (or
+    ``values`` when ``perm`` is None) are its values in CSR order. Duplicates of an uncoalesced
+    COO stay separate entries (every product sums them)."""
+    if p.__class__ is CSR:
+        return p.crow, p.col, None
+    c = _cache(p)
+    f = c.get("csr")
+    if f is None:
+        xp = be.xp
+        m = p.shape[0]
+        rows, cols = p.indices[0], p.indices[1]
+        perm = None
+        if not p.coalesced and p.nnz > 1 and bool((rows[1:] < rows[:-1]).any()):
+            perm = _pack_sort(xp, rows, p.nnz)
+            rows, cols = rows[perm], cols[perm]
+        crow = xp.zeros(m + 1, dtype=xp.int64)
+        if p.nnz:
+            xp.cumsum(xp.bincount(rows, minlength=m), out=crow[1:])
+        f = c["csr"] = (crow, cols, perm)
+    return f
+
+
+def csr_t_form(be, p):
+    """``(crow, col, perm)`` of the *transposed* pattern (perm indexes the stored values)."""
+    c = _cache(p)
+    f = c.get("csrT")
+    if f is None:
+        xp = be.xp
+        crow, col, perm = csr_form(be, p)
+        m, n = p.shape
+        nnz = col.shape[0]
+        if nnz == 0:
+            f = (xp.zeros(n + 1, dtype=xp.int64), col, None)
+        else:
+            # CSR -> CSC of the positions is a counting sort by column (O(nnz + n), stable)
+            pos = xp.arange(nnz, dtype=xp.int64)
+            t = be.sp.csr_matrix((pos, col, crow), shape=(m, n)).tocsc()
+            order = t.data if perm is None else perm[t.data]
+            f = (t.indptr, t.indices, order)
+        c["csrT"] = f
+    return f
+
+
+def entry_rows(be, p):
+    """Row index of every stored entry, in stored order."""
+    if p.__class__ is COO:
+        return p.indices[0]
+    c = _cache(p)
+    r = c.get("rows")
+    if r is None:
+        r = c["rows"] = csr_row_indices(be, p.crow)
+    return r
+
+
+def _cols(p):
+    return p.indices[1] if p.__class__ is COO else p.col
+
+
+def row_counts(be, p):
+    """Number of stored entries in every row (duplicates of an uncoalesced COO count)."""
+    crow, _, _ = csr_form(be, p)
+    return be.xp.diff(crow)
+
+
+def _bounds(be, crow, nblocks):
+    """Row-block boundaries holding about equal numbers of stored entries."""
+    xp = be.xp
+    m = crow.shape[0] - 1
+    nnz = int(crow[-1])
+    b = xp.searchsorted(crow, xp.linspace(0, nnz, nblocks + 1).astype(crow.dtype), side="left")
+    b[0], b[-1] = 0, m
+    return xp.maximum.accumulate(b)
+
+
+# ---- SpMM: op(A) @ X ----
+
+def spmm(be, p, x, transpose=False):
+    """``A @ x`` (or ``A^T @ x``) for a 2-D scalar payload ``A`` and a dense 2-D ``x``."""
+    xp = be.xp
+    m, n = p.shape
+    rows_out = n if transpose else m
+    k = x.shape[1]
+    dt = xp.result_type(p.values.dtype, x.dtype)
+    vals = p.values if p.values.dtype == dt else p.values.astype(dt)
+    if x.dtype != dt:
+        x = x.astype(dt)
+    nnz = p.nnz
+    if nnz == 0 or k == 0:
+        return xp.zeros((rows_out, k), dtype=dt)
+    nb = _nb(be)
+    small = nnz * k < _PAR_WORK
+    if nb is not None and small and p.__class__ is COO:
+        # scatter over the stored entries: no CSR form needed (uncoalesced COO included)
+        out = xp.zeros((rows_out, k), dtype=dt)
+        r, c = p.indices[0], p.indices[1]
+        nb.coo_mm(c if transpose else r, r if transpose else c, vals, xp.ascontiguousarray(x), out)
+        return out
+    if small and nb is None and be.name == "cpu":  # tiny, without numba: no SciPy object
+        out = xp.zeros((rows_out, k), dtype=dt)
+        r, c = entry_rows(be, p), _cols(p)
+        xp.add.at(out, c if transpose else r, vals[:, None] * x[r if transpose else c])
+        return out
+    crow, col, perm = csr_t_form(be, p) if transpose else csr_form(be, p)
+    if nb is not None:
+        x = xp.ascontiguousarray(x)
+        out = xp.empty((rows_out, k), dtype=dt)
+        use = perm is not None
+        pm = perm if use else crow[:0]
+        if small:
+            nb.csr_mm_ser(crow, col, pm, use, vals, x, out)
+        else:
+            nt = nb.numba.get_num_threads()
+            c = _cache(p)
+            key = ("bounds", transpose, nt)
+            bd = c.get(key)
+            if bd is None:
+                bd = c[key] = _bounds(be, crow, 4 * nt)
+            nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
+        return out
+    v = vals if perm is None else vals[perm]
+    return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
+
+
+def _scipy_spmm(be, crow, col, v, shape, x):
+    sp = be.sp
+    if be.name != "cpu" or v.shape[0] * x.shape[1] < _PAR_WORK * 8:
+        return sp.csr_matrix((v, col, crow), shape=shape) @ x
+    # SciPy's CSR @ dense releases the GIL: row blocks on a thread pool (sub-CSR views)
+    xp = be.xp
+    pool = _POOL[0]
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = _POOL[0] = ThreadPoolExecutor(max(os.cpu_count() or 1, 1))
+    b = _bounds(be, crow, 2 * (os.cpu_count() or 1))
+
+    def block(r0, r1):
+        s, e = int(crow[r0]), int(crow[r1])
+        sub = sp.csr_matrix((v[s:e], col[s:e], crow[r0:r1 + 1] - s), shape=(r1 - r0, shape[1]))
+        return sub @ x
+
+    parts = list(pool.map(block, b[:-1].tolist(), b[1:].tolist()))
+    return xp.concatenate(parts) if parts else xp.zeros((0, x.shape[1]), x.dtype)
+
+
+# ---- SpMM with a reduction over each row's stored entries ----
+
+def spmm_reduce(be, p, x, reduce):
+    """``(out, arg)`` for ``reduce`` in amax/amin: ``out[i, k]`` = reduce over the stored entries
+    ``j`` of row ``i`` of ``A[i, j] * x[j, k]`` (0 for a row without entries); ``arg[i, k]`` is the
+    stored position (index into the values) that gives it, -1 for an empty row."""
+    xp = be.xp
+    m = p.shape[0]
+    k = x.shape[1]
+    crow, col, perm = csr_form(be, p)
+    nnz = col.shape[0]
+    out = xp.zeros((m, k), dtype=xp.result_type(p.values.dtype, x.dtype))
+    arg = xp.full((m, k), -1, dtype=xp.int64)
+    if nnz == 0 or k == 0:
+        return out, arg
+    v = p.values if perm is None else p.values[perm]
+    prods = v[:, None] * x[col]
+    counts = xp.diff(crow)
+    nonempty = xp.flatnonzero(counts)
+    starts = crow[:-1][nonempty]
+    red = xp.maximum if reduce == "amax" else xp.minimum
+    best = red.reduceat(prods, starts, axis=0)
+    seg = xp.repeat(xp.arange(nonempty.shape[0]), counts[nonempty])
+    hit = prods == best[seg]
+    pos = xp.where(hit, xp.arange(nnz)[:, None], nnz)
+    first = xp.minimum.reduceat(pos, starts, axis=0)  # the first stored entry reaching it
+    out[nonempty] = best
+    arg[nonempty] = first if perm is None else perm[xp.minimum(first, nnz - 1)]
+    return out, arg
+
+
+# ---- SDDMM: values of left @ right^T at the stored positions ----
+
+def sddmm(be, left, right, p):
+    """``[nnz]`` values ``sum_k left[row, k] * right[col, k]`` at ``p``'s stored entries, in
+    ``p``'s stored order (O(nnz) memory: no dense ``[M, N]`` product is formed)."""
+    xp = be.xp
+    dt = xp.result_type(left.dtype, right.dtype)
+    nnz = p.nnz
+    k = left.shape[1]
+    if nnz == 0 or k == 0:
+        return xp.zeros(nnz, dtype=dt)
+    rows, cols = entry_rows(be, p), _cols(p)
+    left = xp.ascontiguousarray(left, dtype=dt)
+    right = xp.ascontiguousarray(right, dtype=dt)
+    nb = _nb(be)
+    if nb is not None:
+        out = xp.empty(nnz, dtype=dt)
+        zero = out.dtype.type(0)
+        if nnz * k < _PAR_WORK:
+            nb.sddmm_ser(rows, cols, left, right, out, zero)
+        else:
+            nblk = 4 * nb.numba.get_num_threads()
+            bd = xp.linspace(0, nnz, nblk + 1).astype(xp.int64)
+            nb.sddmm_par(rows, cols, left, right, out, bd, zero)
+        return out
+    if nnz <= _CHUNK:
+        return xp.einsum("ij,ij->i", left[rows], right[cols])
+    out = xp.empty(nnz, dtype=dt)
+    for s in range(0, nnz, _CHUNK):
+        e = min(s + _CHUNK, nnz)
+        out[s:e] = xp.einsum("ij,ij->i", left[rows[s:e]], right[cols[s:e]])
+    return out
+
+
+# ---- SpGEMM: op(A) @ op(B), both sparse ----
+
+def _entries(be, p, transpose):
+    """(rows, cols, values) of the stored entries of ``A`` or ``A^T``, in stored order."""
+    r, c = entry_rows(be, p), _cols(p)
+    return (c, r, p.values) if transpose else (r, c, p.values)
+
+
+def spgemm(be, a, b, ta=False, tb=False):
+    """``op(a) @ op(b)`` as a coalesced COO payload with the *structural* pattern: every product
+    of stored entries is kept (an entry that cancels to 0 stays stored, so its gradient flows).
+
+    The stored entries of op(a) are joined with the rows of op(b)'s CSR form, and the products
+    coalesced with the packed-key sort: O(flops log flops), backend-generic.
+    """
+    xp = be.xp
+    ar, ac, av = _entries(be, a, ta)
+    crow, col, perm = csr_t_form(be, b) if tb else csr_form(be, b)
+    m = a.shape[1] if ta else a.shape[0]
+    n = b.shape[0] if tb else b.shape[1]
+    dt = xp.result_type(av.dtype, b.values.dtype)
+    bv = b.values if perm is None else b.values[perm]
+    counts = (crow[1:] - crow[:-1])[ac] if ac.shape[0] else xp.zeros(0, xp.int64)
+    total = int(counts.sum()) if counts.shape[0] else 0
+    if total == 0:
+        return COO(xp.zeros((2, 0), xp.int64), xp.zeros(0, dt), (m, n), True)
+    rep = xp.repeat(xp.arange(ac.shape[0]), counts)
+    ends = xp.cumsum(counts)
+    offs = xp.arange(total) - xp.repeat(ends - counts, counts)
+    bpos = xp.repeat(crow[:-1][ac], counts) + offs
+    idx = xp.stack([ar[rep].astype(xp.int64), col[bpos].astype(xp.int64)])
+    vals = av[rep].astype(dt, copy=False) * bv[bpos]
+    return coalesce(be, COO(idx, vals, (m, n), False))
+
+
+# ---- the numba kernels (built on first use) ----
+
+def _build_numba():
+    try:
+        import numba
+        from numba import njit, prange
+    except ImportError:
+        return False
+
+    @njit(cache=True)
+    def _mm_rows(crow, col, perm, use_perm, vals, x, out, r0, r1):
+        k = x.shape[1]
+        for i in range(r0, r1):
+            o = out[i]
+            for d in range(k):
+                o[d] = 0
+            for q in range(crow[i], crow[i + 1]):
+                v = vals[perm[q]] if use_perm else vals[q]
+                xr = x[col[q]]
+                for d in range(k):
+                    o[d] += v * xr[d]
+
+    @njit(parallel=True, cache=True)
+    def csr_mm_par(crow, col, perm, use_perm, vals, x, out, bounds):
+        for b in prange(bounds.shape[0] - 1):
+            _mm_rows(crow, col, perm, use_perm, vals, x, out, bounds[b], bounds[b + 1])
+
+    @njit(cache=True)
+    def csr_mm_ser(crow, col, perm, use_perm, vals, x, out):
+        _mm_rows(crow, col, perm, use_perm, vals, x, out, 0, crow.shape[0] - 1)
+
+    @njit(cache=True)
+    def coo_mm(rows, cols, vals, x, out):
+        k = x.shape[1]
+        for q in range(rows.shape[0]):
+            o = out[rows[q]]
+            xr = x[cols[q]]
+            v = vals[q]
+            for d in range(k):
+                o[d] += v * xr[d]
+
+    # reassociation lets LLVM vectorise the dot products (the only fast-math flag: NaN/inf
+    # semantics stay IEEE); the summation order then differs from a serial loop by rounding only
+    @njit(cache=True, fastmath={"reassoc", "contract"})
+    def _dots(rows, cols, left, right, out, s, e, zero):
+        k = left.shape[1]
+        for q in range(s, e):
+            lr = left[rows[q]]
+            rr = right[cols[q]]
+            acc = zero
+            for d in range(k):
+                acc += lr[d] * rr[d]
+            out[q] = acc
+
+    @njit(parallel=True, cache=True)
+    def sddmm_par(rows, cols, left, right, out, bounds, zero):
+        for b in prange(bounds.shape[0] - 1):
+            _dots(rows, cols, left, right, out, bounds[b], bounds[b + 1], zero)
+
+    @njit(cache=True)
+    def sddmm_ser(rows, cols, left, right, out, zero):
+        _dots(rows, cols, left, right, out, 0, rows.shape[0], zero)
+
+    class Kernels:
+        pass
+
+    ns = Kernels()
+    ns.csr_mm_par, ns.csr_mm_ser, ns.coo_mm = csr_mm_par, csr_mm_ser, coo_mm
+    ns.sddmm_par, ns.sddmm_ser = sddmm_par, sddmm_ser
+    ns.numba = numba
+    return ns

@@ -1,0 +1,55 @@
+"""Values-only sparse ops: ONE mechanism for every zero-preserving elementwise op on every layout.
+
+A zero-preserving ``f`` (``f(0) == 0``) maps a sparse tensor to a sparse tensor with the same
+pattern: ``f(x) = with_values(x, f(values(x)))``. The kernel-table entries made here are
+composites of the differentiable primitives (``_values``, ``with_values``, ``coalesce``) and of
+the dense op itself, so
+
+- COO, hybrid COO and CSR share the code (the payloads differ only in how they store the pattern);
+- dtype rules are the dense op's (``sqrt`` of an int tensor is float, ``isnan`` is bool);
+- the gradient comes for free and is masked (it has the input's pattern, O(nnz) memory).
+
+Uncoalesced COO: duplicate entries sum, so a NON-LINEAR ``f`` must see the summed value
+(``f(a) + f(b) != f(a + b)``) and the input is coalesced first. Linear ops (``neg``, scalar
+``mul``/``div``, ``to(dtype)``, ``deg2rad``) map the duplicates as they are, which keeps them
+O(nnz) with no sort.
+"""
+
+from .._dispatch import composite
+from .._layout import sparse_coo, sparse_csr
+from .._ops.sparse_core import _values, coalesce, with_values
+
+__all__ = ["map_values", "values_kernels", "dense_result_error"]
+
+_COO, _CSR = (sparse_coo,), (sparse_csr,)
+
+
+def map_values(fn, x, params=(), linear=False):
+    """``fn(values, *params)`` on the stored values of sparse ``x``; same pattern (differentiable)."""
+    if not linear and x.layout is sparse_coo and not x._data.coalesced:
+        x = coalesce(x)
+    return with_values(x, fn(_values(x), *params))
+
+
+def values_kernels(fn, linear=False, check=None):
+    """Kernel-table entries ``{(sparse_coo,): ..., (sparse_csr,): ...}`` that map ``fn`` over the
+    stored values. ``check(x, *params)`` may raise where the params make the op non-zero-preserving
+    (``clamp(x, 1, 2)``, ``pow(x, 0)``)."""
+    if check is None:
+        def run(x, *params):
+            return map_values(fn, x, params, linear)
+    else:
+        def run(x, *params):
+            check(x, *params)
+            return map_values(fn, x, params, linear)
+    entry = composite(run)
+    return {_COO: entry, _CSR: entry}
+
+
+def dense_result_error(name, why, example):
+    """The NotImplementedError of an op whose result on a sparse input would be dense."""
+    return NotImplementedError(
+        f"{name}: not implemented for sparse layouts: {why}, so the result would be dense. "
+        f"sparsetorch never densifies silently; if that is what you want, call .to_dense() on "
+        f"the sparse input first, e.g. {example}."
+    )
