@@ -166,6 +166,8 @@ def test_sparse_mm_reduce_forward_and_gradcheck(reduce, lay):
     r = st.sparse.mm(a, st.tensor(X), reduce)
     assert r.layout is st.strided
     np.testing.assert_allclose(r.numpy(), reduce_ref(a, X, reduce), atol=1e-12)
+    if lay == "coo-hybrid" and reduce in ("amax", "amin"):
+        return  # the explicit zeros of a hybrid row tie, where amax has no derivative
     p = a.detach()
     v0 = p._values().clone().requires_grad_(True)
     x0 = st.tensor(X, requires_grad=True)
@@ -240,7 +242,8 @@ def test_addmm_and_sparse_addmm_match_torch():
         r.sum().backward()
         np.testing.assert_allclose(r.detach().numpy(), tr.detach().numpy())
         np.testing.assert_allclose(c.grad.numpy(), tc.grad.numpy())
-        np.testing.assert_allclose(a.grad._data.values, ta.grad.coalesce().values().numpy())
+        # torch.addmm gives mat1 a dense gradient; sparsetorch's is masked to its pattern
+        check_grad(a, ta.grad.to_dense().numpy())
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 
@@ -330,7 +333,7 @@ def test_bmm_matches_torch_coo():
     r = st.bmm(a, x)
     r.sum().backward()
     np.testing.assert_allclose(r.detach().numpy(), tr.detach().numpy())
-    np.testing.assert_allclose(dense(a.grad), ta.grad.to_dense().numpy())
+    check_grad(a, ta.grad.to_dense().numpy())  # torch's is not masked to a's pattern; ours is
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 

@@ -17,7 +17,10 @@ __all__ = ["set_printoptions"]
 
 
 def _host(t):
-    a = t._data
+    return _host_array(t._data)
+
+
+def _host_array(a):
     return a if isinstance(a, np.ndarray) else a.get()
 
 

@@ -24,7 +24,7 @@ from ._util import check_tensor
 __all__ = [
     "sparse_coo_tensor", "sparse_csr_tensor", "to_dense", "to_sparse", "to_sparse_coo",
     "to_sparse_csr", "coalesce", "is_coalesced", "indices", "values", "crow_indices",
-    "col_indices", "sparse_mask", "with_values", "values_at", "to_scipy",
+    "col_indices", "sparse_mask", "with_values", "values_at", "to_scipy", "mask_grad",
 ]
 
 register_payload(COO, sparse_coo)
@@ -110,7 +110,7 @@ def _values_at_input_backward(grad, input, pattern):
     s = with_values(pattern, grad)
     if input.layout is strided:
         return to_dense(s)
-    return sparse_mask(s, input) if s.layout is input.layout else sparse_mask(to_sparse_coo(s), input)
+    return mask_grad(s if s.layout is input.layout else to_sparse_coo(s), input)
 
 
 def values_at(input, pattern):
@@ -141,9 +141,11 @@ def _check_same_shape(a, b, fname):
 
 # ---- coalesce ----
 
+# As a function of the tensor, coalesce is the identity: its gradient passes through (the engine
+# masks it to the input's pattern).
 _coalesce_op = defop(
     "coalesce", {O: C.coalesce, R: lambda be, p: p},
-    grads={"input": lambda grad, input: with_values(input, values_at(grad, input))},
+    grads={"input": lambda grad: grad},
     zero_preserving=True,
 )
 
@@ -169,7 +171,7 @@ def is_coalesced(input):
 _to_dense_op = defop(
     "to_dense",
     {O: C.coo_to_dense, R: C.csr_to_dense},
-    grads={"input": lambda grad, input: with_values(input, values_at(grad, input))},
+    grads={"input": lambda grad, input: mask_grad(grad, input)},
 )
 
 
@@ -186,7 +188,7 @@ def _back_to_layout(grad, input):
         return to_dense(grad)
     g = grad if grad.layout is input.layout else (
         to_sparse_coo(grad) if input.layout is sparse_coo else to_sparse_csr(grad))
-    return sparse_mask(g, input)
+    return mask_grad(g, input)
 
 
 _to_coo_op = defop(
@@ -240,8 +242,23 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     return call(_to_coo_op, (input,), (sparse_dim,))
 
 
+def mask_grad(grad, input):
+    """``grad`` restricted to the pattern of the sparse ``input``, as a tensor (coalesced).
+
+    This is the gradient of a sparse input (masked semantics): densified, it equals the dense
+    gradient times the pattern, whatever duplicates ``input`` stores.
+    """
+    if input.layout is sparse_coo and not input._data.coalesced:
+        be = get_backend(input.device)
+        input = wrap(C.coalesce(be, input._data), input.dtype, input.device, sparse_coo)
+    return sparse_mask(grad, input)
+
+
 def sparse_mask(input, mask):
-    """``input``'s values at the stored positions of the sparse ``mask`` (mask's values ignored)."""
+    """``input``'s values at the stored positions of the sparse ``mask`` (mask's values ignored).
+
+    As in torch, the result keeps the mask's pattern, duplicates included.
+    """
     check_tensor(input, "sparse_mask")
     check_tensor(mask, "sparse_mask", "mask")
     if mask.layout is strided:
@@ -276,11 +293,13 @@ def values(input):
 
 
 def _values(input):
-    """Stored values without the coalesced check (duplicates included)."""
+    """Stored values without the coalesced check (duplicates included); detached, as in torch
+    (the values of an uncoalesced tensor are a representation, not a function of the tensor).
+    Use ``x.coalesce().values()`` for a differentiable result."""
     check_tensor(input, "_values")
     if input.layout is strided:
         raise RuntimeError("_values expected sparse tensor layout but got Strided")
-    return call(_values_op, (input,))
+    return wrap(input._data.values, input.dtype, input.device, strided)
 
 
 def _index_tensor(arr, t):
@@ -415,8 +434,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
             shape = (0,) * sd + tuple(v.shape[1:])
     if check_invariants is None:
         check_invariants = _invariants_enabled()
-    if check_invariants or size is not None:
+    if check_invariants:
         validate_coo(xp, idx, v._data, shape, fname)
+    elif len(shape) != idx.shape[0] + v.ndim - 1:  # O(1) shape sanity even when unchecked
+        validate_coo(xp, idx[:, :0], v._data[:0], shape, fname)
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
     if is_coalesced and check_invariants and idx.shape[1] > 1:
         lin = C.linear_index(be, idx, shape[: idx.shape[0]])
@@ -449,7 +470,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         ncols = int(col.max()) + 1 if col.size else 0
         shape = tuple(crow.shape[:-1]) + (crow.shape[-1] - 1, ncols)
     if check_invariants is None:
-        check_invariants = True
+        check_invariants = _invariants_enabled()
     if check_invariants:
         validate_csr(be.xp, crow, col, v._data, shape, fname)
     pattern = wrap(CSR(crow, col, v._data, shape), v.dtype, v.device, sparse_csr)

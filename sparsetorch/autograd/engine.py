@@ -267,9 +267,15 @@ def _apply(node, gl):
             g = g.to(dtype)
         if sparse_input is not None and not _same_pattern(g, sparse_input):
             # masked semantics: the gradient of a sparse input has that input's pattern
-            g = g.sparse_mask(sparse_input)
+            g = _mask_grad(g, sparse_input)
         in_grads[i] = g
     return in_grads
+
+
+def _mask_grad(g, x):
+    from .._ops.sparse_core import mask_grad
+
+    return mask_grad(g, x)
 
 
 def _same_pattern(g, x):
