@@ -160,60 +160,63 @@ def spmm_section(args, n, per_row=16, k=64):
     Gn = rng.standard_normal((n, k)).astype(np.float32)
     Acoo = A.tocoo()
     rows, cols = Acoo.row.astype(np.int64), Acoo.col.astype(np.int64)
-    want = A @ Xn
     label = f"A {n}x{n}, {per_row} nnz/row ({A.nnz} nnz), X {n}x{k}, float32"
-
     for layout in ("csr", "coo"):
-        # forward
-        v = {}
-        As = (st_csr if layout == "csr" else st_coo)(A)
-        Xs = st.from_numpy(Xn)
-        add_variant(v, "sparsetorch", lambda: st.sparse.mm(As, Xs), want)
-        Asp = A if layout == "csr" else Acoo
-        add_variant(v, "scipy", lambda: Asp @ Xn, want)
-        if torch is not None:
-            At = (torch_csr if layout == "csr" else torch_coo)(A)
-            Xt = torch.from_numpy(Xn)
-            add_variant(v, "torch", lambda: torch.sparse.mm(At, Xt), want)
-        report(f"spmm forward, {layout.upper()}: {label}", v, args)
+        _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols)
 
-        # forward + backward (dX and A's values)
-        v = {}
-        want_dx = A.T @ Gn
-        want_dv = sddmm(Gn, Xn, rows, cols)
-        Ag = (st_csr if layout == "csr" else st_coo)(A, requires_grad=True)
-        Xg = st.from_numpy(Xn.copy()).requires_grad_()
-        Gs = st.from_numpy(Gn)
 
-        def st_step(A=Ag, X=Xg):
+def _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols):
+    # forward
+    want = A @ Xn
+    v = {}
+    As = (st_csr if layout == "csr" else st_coo)(A)
+    Xs = st.from_numpy(Xn)
+    add_variant(v, "sparsetorch", lambda: st.sparse.mm(As, Xs), want)
+    Asp = A if layout == "csr" else Acoo
+    add_variant(v, "scipy", lambda: Asp @ Xn, want)
+    if torch is not None:
+        At = (torch_csr if layout == "csr" else torch_coo)(A)
+        Xt = torch.from_numpy(Xn)
+        add_variant(v, "torch", lambda: torch.sparse.mm(At, Xt), want)
+    report(f"spmm forward, {layout.upper()}: {label}", v, args)
+
+    # forward + backward (dX and A's values)
+    v = {}
+    want_dx = A.T @ Gn
+    want_dv = sddmm(Gn, Xn, rows, cols)
+    Ag = (st_csr if layout == "csr" else st_coo)(A, requires_grad=True)
+    Xg = st.from_numpy(Xn.copy()).requires_grad_()
+    Gs = st.from_numpy(Gn)
+
+    def st_step(A=Ag, X=Xg):
+        A.grad = None
+        X.grad = None
+        st.sparse.mm(A, X).backward(Gs)
+        return X.grad, A.grad._values() if A.grad.layout is st.sparse_coo else A.grad.values()
+
+    add_variant(v, "sparsetorch", st_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
+
+    def scipy_step(Asp=Asp):
+        Asp @ Xn
+        return Asp.T @ Gn, sddmm(Gn, Xn, rows, cols)
+
+    add_variant(v, "scipy", scipy_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
+    if torch is not None and layout == "csr":
+        At = torch_csr(A, requires_grad=True)
+        Xt = torch.from_numpy(Xn.copy()).requires_grad_()
+        Gt = torch.from_numpy(Gn)
+
+        def torch_step(A=At, X=Xt):
             A.grad = None
             X.grad = None
-            st.sparse.mm(A, X).backward(Gs)
-            return X.grad, A.grad._values() if A.grad.layout is st.sparse_coo else A.grad.values()
+            torch.sparse.mm(A, X).backward(Gt)
+            return X.grad, A.grad.values()
 
-        add_variant(v, "sparsetorch", st_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
-
-        def scipy_step(Asp=Asp):
-            Asp @ Xn
-            return Asp.T @ Gn, sddmm(Gn, Xn, rows, cols)
-
-        add_variant(v, "scipy", scipy_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
-        if torch is not None and layout == "csr":
-            At = torch_csr(A, requires_grad=True)
-            Xt = torch.from_numpy(Xn.copy()).requires_grad_()
-            Gt = torch.from_numpy(Gn)
-
-            def torch_step(A=At, X=Xt):
-                A.grad = None
-                X.grad = None
-                torch.sparse.mm(A, X).backward(Gt)
-                return X.grad, A.grad.values()
-
-            add_variant(v, "torch", torch_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
-        elif torch is not None:
-            # torch's COO backward materialises a dense n x n gradient for A (n = 200k: 160 GB)
-            print("  [torch] COO forward+backward: fails (dense grad), not run")
-        report(f"spmm forward+backward, {layout.upper()}: {label}", v, args)
+        add_variant(v, "torch", torch_step, lambda: np.concatenate([want_dx.ravel(), want_dv]))
+    elif torch is not None:
+        # torch's COO backward materialises a dense n x n gradient for A (n = 200k: 160 GB)
+        print("  [torch] COO forward+backward: fails (dense grad), not run")
+    report(f"spmm forward+backward, {layout.upper()}: {label}", v, args)
 
 
 def coalesce_section(args, n, nnz, dup=0.3):
@@ -240,47 +243,52 @@ def elementwise_section(args, n, per_row):
     B = random_csr(n, n, per_row, 4)
     D = np.random.default_rng(5).standard_normal((n, n)).astype(np.float32)
     label = f"{n}x{n}, {per_row} nnz/row ({A.nnz} nnz), float32"
-    mk = {"csr": (st_csr, torch_csr, lambda m: m), "coo": (st_coo, torch_coo, lambda m: m.tocoo())}
     for layout in ("coo", "csr"):
-        fs, ft, fsp = mk[layout]
-        a_s, b_s, a_sp, b_sp = fs(A), fs(B), fsp(A), fsp(B)
-        a_t, b_t = (ft(A), ft(B)) if torch is not None else (None, None)
-        v = {}
-        want = (A + B).toarray()
-        add_variant(v, "sparsetorch", lambda: a_s + b_s, want)
-        add_variant(v, "scipy", lambda: a_sp + b_sp, want)
-        if torch is not None:
-            add_variant(v, "torch", lambda: a_t + b_t, want)
-        report(f"sparse + sparse, {layout.upper()}: {label}", v, args)
+        _elementwise_layout(args, layout, label, A, B, D)
 
-        v = {}
-        want = A.multiply(D).toarray()
-        Ds = st.from_numpy(D)
-        add_variant(v, "sparsetorch", lambda: a_s * Ds, want)
-        add_variant(v, "scipy", lambda: a_sp.multiply(D), want)
-        if torch is not None:
-            Dt = torch.from_numpy(D)
-            add_variant(v, "torch", lambda: a_t * Dt, want)
-        report(f"sparse * dense, {layout.upper()}: {label}, dense {n}x{n}", v, args)
 
-        v = {}
-        want = np.asarray(A.sum(axis=1)).ravel()
-        add_variant(v, "sparsetorch", lambda: a_s.sum(dim=1), want)
-        add_variant(v, "scipy", lambda: a_sp.sum(axis=1), want)
-        if torch is not None:
-            if layout == "csr":  # torch: CSR sum needs keepdim=True; torch.sparse.sum(csr, 1) is missing
-                add_variant(v, "torch", lambda: a_t.sum(dim=1, keepdim=True), want)
-            else:
-                add_variant(v, "torch", lambda: torch.sparse.sum(a_t, 1), want)
-        report(f"sum(dim=1), {layout.upper()}: {label}", v, args)
+def _elementwise_layout(args, layout, label, A, B, D):
+    n = A.shape[0]
+    mk = {"csr": (st_csr, torch_csr, lambda m: m), "coo": (st_coo, torch_coo, lambda m: m.tocoo())}
+    fs, ft, fsp = mk[layout]
+    a_s, b_s, a_sp, b_sp = fs(A), fs(B), fsp(A), fsp(B)
+    a_t, b_t = (ft(A), ft(B)) if torch is not None else (None, None)
+    v = {}
+    want = (A + B).toarray()
+    add_variant(v, "sparsetorch", lambda: a_s + b_s, want)
+    add_variant(v, "scipy", lambda: a_sp + b_sp, want)
+    if torch is not None:
+        add_variant(v, "torch", lambda: a_t + b_t, want)
+    report(f"sparse + sparse, {layout.upper()}: {label}", v, args)
 
-        v = {}
-        want = A.T.toarray()
-        add_variant(v, "sparsetorch", lambda: a_s.t().to_sparse_csr(), want)
-        add_variant(v, "scipy", lambda: a_sp.T.tocsr(), want)
-        if torch is not None:
-            add_variant(v, "torch", lambda: a_t.t().to_sparse_csr(), want)
-        report(f"t().to_sparse_csr() from {layout.upper()}: {label}", v, args)
+    v = {}
+    want = A.multiply(D).toarray()
+    Ds = st.from_numpy(D)
+    add_variant(v, "sparsetorch", lambda: a_s * Ds, want)
+    add_variant(v, "scipy", lambda: a_sp.multiply(D), want)
+    if torch is not None:
+        Dt = torch.from_numpy(D)
+        add_variant(v, "torch", lambda: a_t * Dt, want)
+    report(f"sparse * dense, {layout.upper()}: {label}, dense {n}x{n}", v, args)
+
+    v = {}
+    want = np.asarray(A.sum(axis=1)).ravel()
+    add_variant(v, "sparsetorch", lambda: a_s.sum(dim=1), want)
+    add_variant(v, "scipy", lambda: a_sp.sum(axis=1), want)
+    if torch is not None:
+        if layout == "csr":  # torch: CSR sum needs keepdim=True; torch.sparse.sum(csr, 1) is missing
+            add_variant(v, "torch", lambda: a_t.sum(dim=1, keepdim=True), want)
+        else:
+            add_variant(v, "torch", lambda: torch.sparse.sum(a_t, 1), want)
+    report(f"sum(dim=1), {layout.upper()}: {label}", v, args)
+
+    v = {}
+    want = A.T.toarray()
+    add_variant(v, "sparsetorch", lambda: a_s.t().to_sparse_csr(), want)
+    add_variant(v, "scipy", lambda: a_sp.T.tocsr(), want)
+    if torch is not None:
+        add_variant(v, "torch", lambda: a_t.t().to_sparse_csr(), want)
+    report(f"t().to_sparse_csr() from {layout.upper()}: {label}", v, args)
 
 
 def tiny_section(args, iters):
@@ -292,16 +300,20 @@ def tiny_section(args, iters):
         ("sparse.mm", lambda a, b, x: st.sparse.mm(a, x), lambda a, b, x: a @ x,
          lambda a, b, x: torch.sparse.mm(a, x)),
     ):
-        v = {}
-        a_s, b_s, x_s = st_csr(A), st_csr(B), st.from_numpy(X)
-        want = dense_of(fsp(A, B, X))
-        add_variant(v, "sparsetorch", lambda: fs(a_s, b_s, x_s), want)
-        add_variant(v, "scipy", lambda: fsp(A, B, X), want)
-        if torch is not None:
-            a_t, b_t, x_t = torch_csr(A), torch_csr(B), torch.from_numpy(X)
-            add_variant(v, "torch", lambda: ft(a_t, b_t, x_t), want)
-        rows = _harness.compare(v, iters, args.samples, args.warmup)
-        _harness.print_table(rows, BASE, title=f"tiny 8x8 CSR {name} (per-op overhead), {iters} ops/sample")
+        _tiny_one(args, iters, name, fs, fsp, ft, A, B, X)
+
+
+def _tiny_one(args, iters, name, fs, fsp, ft, A, B, X):
+    v = {}
+    a_s, b_s, x_s = st_csr(A), st_csr(B), st.from_numpy(X)
+    want = dense_of(fsp(A, B, X))
+    add_variant(v, "sparsetorch", lambda: fs(a_s, b_s, x_s), want)
+    add_variant(v, "scipy", lambda: fsp(A, B, X), want)
+    if torch is not None:
+        a_t, b_t, x_t = torch_csr(A), torch_csr(B), torch.from_numpy(X)
+        add_variant(v, "torch", lambda: ft(a_t, b_t, x_t), want)
+    rows = _harness.compare(v, iters, args.samples, args.warmup)
+    _harness.print_table(rows, BASE, title=f"tiny 8x8 CSR {name} (per-op overhead), {iters} ops/sample")
 
 
 def _once(fn, reps):
@@ -316,43 +328,50 @@ def _once(fn, reps):
 def sweep_section(args, scales):
     """Time per nnz at three sizes 10x apart: flat for linear ops, slowly rising for n log n."""
     reps = max(3, args.samples // 3)
-    print("\nsize sweep (min of", reps, "runs; ns per stored element)\n")
     libs = ["sparsetorch", "scipy"] + (["torch"] if torch is not None else [])
+    lines = {}
+    for scale in scales:
+        _sweep_scale(2000 * scale, libs, reps, lines)
+    print("\nsize sweep (min of", reps, "runs; ns per stored element: flat = linear)\n")
     print("| op | nnz | " + " | ".join(f"{lib} ms | {lib} ns/nnz" for lib in libs) + " |")
     print("|" + "---|" * (2 + 2 * len(libs)))
-    for scale in scales:
-        n = 2000 * scale
-        A = random_csr(n, n, 16, 9)
-        X = np.random.default_rng(10).standard_normal((n, 64)).astype(np.float32)
-        r, c, vals = duplicated_coo(10 * n, 10 * n, 0.3, 11)
-        idx = np.stack([r, c]).astype(np.int64)
-        B = random_csr(n, n, 16, 12)
-        m = 10 * n
-        a_s, b_s, x_s = st_csr(A), st_csr(B), st.from_numpy(X)
-        i_s, v_s = st.from_numpy(idx), st.from_numpy(vals)
-        cases = {
-            "spmm CSR": (A.nnz, {"sparsetorch": lambda: st.sparse.mm(a_s, x_s), "scipy": lambda: A @ X}),
-            "add CSR": (A.nnz + B.nnz, {"sparsetorch": lambda: a_s + b_s, "scipy": lambda: A + B}),
-            "coalesce": (idx.shape[1], {
-                "sparsetorch": lambda: st.sparse_coo_tensor(i_s, v_s, (m, m), check_invariants=False).coalesce(),
-                "scipy": lambda: sp.coo_array((vals, (r, c)), shape=(m, m)).tocsr().tocoo()}),
-        }
-        if torch is not None:
-            a_t, b_t, x_t = torch_csr(A), torch_csr(B), torch.from_numpy(X)
-            i_t, v_t = torch.from_numpy(idx), torch.from_numpy(vals)
-            cases["spmm CSR"][1]["torch"] = lambda: torch.sparse.mm(a_t, x_t)
-            cases["add CSR"][1]["torch"] = lambda: a_t + b_t
-            cases["coalesce"][1]["torch"] = lambda: torch.sparse_coo_tensor(i_t, v_t, (m, m)).coalesce()
-        for op, (nnz, fns) in cases.items():
-            cells = []
-            for lib in libs:
-                try:
-                    fns[lib]()
-                    s = _once(fns[lib], reps)
-                    cells += [f"{s * 1e3:.2f}", f"{s * 1e9 / nnz:.1f}"]
-                except (NotImplementedError, AttributeError, RuntimeError) as e:
-                    cells += ["n/a", type(e).__name__]
-            print(f"| {op} | {nnz} | " + " | ".join(cells) + " |")
+    for rows in lines.values():
+        print("\n".join(rows))
+
+
+def _sweep_scale(n, libs, reps, lines):
+    A = random_csr(n, n, 16, 9)
+    B = random_csr(n, n, 16, 12)
+    X = np.random.default_rng(10).standard_normal((n, 64)).astype(np.float32)
+    m = 10 * n
+    r, c, vals = duplicated_coo(m, m, 0.3, 11)
+    idx = np.stack([r, c]).astype(np.int64)
+    a_s, b_s, x_s = st_csr(A), st_csr(B), st.from_numpy(X)
+    i_s, v_s = st.from_numpy(idx), st.from_numpy(vals)
+    cases = {
+        "spmm CSR (X: 64 cols)": (A.nnz, {"sparsetorch": lambda: st.sparse.mm(a_s, x_s),
+                                         "scipy": lambda: A @ X}),
+        "add CSR (nnz of both)": (A.nnz + B.nnz, {"sparsetorch": lambda: a_s + b_s, "scipy": lambda: A + B}),
+        "coalesce (30% dup)": (idx.shape[1], {
+            "sparsetorch": lambda: st.sparse_coo_tensor(i_s, v_s, (m, m), check_invariants=False).coalesce(),
+            "scipy": lambda: sp.coo_array((vals, (r, c)), shape=(m, m)).tocsr().tocoo()}),
+    }
+    if torch is not None:
+        a_t, b_t, x_t = torch_csr(A), torch_csr(B), torch.from_numpy(X)
+        i_t, v_t = torch.from_numpy(idx), torch.from_numpy(vals)
+        cases["spmm CSR (X: 64 cols)"][1]["torch"] = lambda: torch.sparse.mm(a_t, x_t)
+        cases["add CSR (nnz of both)"][1]["torch"] = lambda: a_t + b_t
+        cases["coalesce (30% dup)"][1]["torch"] = lambda: torch.sparse_coo_tensor(i_t, v_t, (m, m)).coalesce()
+    for op, (nnz, fns) in cases.items():
+        cells = []
+        for lib in libs:
+            try:
+                fns[lib]()
+                s = _once(fns[lib], reps)
+                cells += [f"{s * 1e3:.2f}", f"{s * 1e9 / nnz:.1f}"]
+            except (NotImplementedError, AttributeError, RuntimeError) as e:
+                cells += ["n/a", type(e).__name__]
+        lines.setdefault(op, []).append(f"| {op} | {nnz} | " + " | ".join(cells) + " |")
 
 
 # ---- main -----------------------------------------------------------------------------------

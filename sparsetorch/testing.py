@@ -62,9 +62,9 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             "Both 'rtol' and 'atol' must be either specified or omitted, but got no "
             f"{'rtol' if rtol is None else 'atol'}."
         )
-    opts = dict(allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                check_device=check_device, check_dtype=check_dtype, check_layout=check_layout,
-                check_stride=check_stride)
+    opts = {"allow_subclasses": allow_subclasses, "rtol": rtol, "atol": atol,
+            "equal_nan": equal_nan, "check_device": check_device, "check_dtype": check_dtype,
+            "check_layout": check_layout, "check_stride": check_stride}
     try:
         _compare(actual, expected, (), opts)
     except _Mismatch as m:
@@ -101,7 +101,7 @@ def _compare(actual, expected, path, opts):
                 f"Additional keys in the actual mapping: {extra}",
                 path,
             )
-        for k in expected.keys():
+        for k in expected:
             _compare(actual[k], expected[k], path + (k,), opts)
         return
     _compare_leaf(actual, expected, path, opts)

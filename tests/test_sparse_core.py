@@ -275,33 +275,31 @@ def test_numpy_refuses_sparse():
 
 # ---- repr (torch's format, torch. -> sparsetorch.) ----
 
+_COO_2x2 = ("tensor(indices=tensor([[0, 1],\n"
+            "                       [1, 0]]),\n")
 _REPR_CASES = {
     "coo": (lambda: _coo([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)),
-            "tensor(indices=tensor([[0, 1],\n"
-            "                       [1, 0]]),\n"
-            "       values=tensor([1., 2.]),\n"
-            "       size=(2, 2), nnz=2, layout=sparsetorch.sparse_coo)"),
+            (_COO_2x2 + "       values=tensor([1., 2.]),\n"
+             "       size=(2, 2), nnz=2, layout=sparsetorch.sparse_coo)")),
+    # int64: no dtype either
     "coo-int": (lambda: _coo([[0, 1], [1, 0]], [1, 2], (2, 2)),
-                "tensor(indices=tensor([[0, 1],\n"
-                "                       [1, 0]]),\n"
-                "       values=tensor([1, 2]),\n"
-                "       size=(2, 2), nnz=2, layout=sparsetorch.sparse_coo)"),  # int64: no dtype
+                (_COO_2x2 + "       values=tensor([1, 2]),\n"
+                 "       size=(2, 2), nnz=2, layout=sparsetorch.sparse_coo)")),
     # torch prints the dtype once, in the tail, not inside values=tensor(...)
     "coo-float64": (lambda: _coo([[0, 1], [1, 0]], [1.0, 2.0], (2, 2), dtype=F64),
-                    "tensor(indices=tensor([[0, 1],\n"
-                    "                       [1, 0]]),\n"
-                    "       values=tensor([1., 2.]),\n"
-                    "       size=(2, 2), nnz=2, dtype=sparsetorch.float64, layout=sparsetorch.sparse_coo)"),
+                    (_COO_2x2 + "       values=tensor([1., 2.]),\n"
+                     "       size=(2, 2), nnz=2, dtype=sparsetorch.float64, "
+                     "layout=sparsetorch.sparse_coo)")),
     # empty: no dtype on the indices, and the values show their size
     "coo-empty": (lambda: st.sparse_coo_tensor(st.zeros(2, 0, dtype=st.int64), st.zeros(0), (2, 3)),
-                  "tensor(indices=tensor([], size=(2, 0)),\n"
-                  "       values=tensor([], size=(0,)),\n"
-                  "       size=(2, 3), nnz=0, layout=sparsetorch.sparse_coo)"),
+                  ("tensor(indices=tensor([], size=(2, 0)),\n"
+                   "       values=tensor([], size=(0,)),\n"
+                   "       size=(2, 3), nnz=0, layout=sparsetorch.sparse_coo)")),
     # torch keeps the CSR tail on the values line
     "csr": (lambda: _coo([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)).to_sparse_csr(),
-            "tensor(crow_indices=tensor([0, 1, 2]),\n"
-            "       col_indices=tensor([1, 0]),\n"
-            "       values=tensor([1., 2.]), size=(2, 2), nnz=2, layout=sparsetorch.sparse_csr)"),
+            ("tensor(crow_indices=tensor([0, 1, 2]),\n"
+             "       col_indices=tensor([1, 0]),\n"
+             "       values=tensor([1., 2.]), size=(2, 2), nnz=2, layout=sparsetorch.sparse_csr)")),
 }
 
 
@@ -400,9 +398,8 @@ def test_check_invariants_context_and_decorator():
         assert not check_sparse_tensor_invariants.is_enabled()
         st.sparse_coo_tensor(*bad)
         st.sparse_csr_tensor(T([0, 1, 2]), T([0, 7]), T([1.0, 2.0]), (2, 3))
-        with check_sparse_tensor_invariants():
-            with pytest.raises((ValueError, RuntimeError)):
-                st.sparse_coo_tensor(*bad)
+        with check_sparse_tensor_invariants(), pytest.raises((ValueError, RuntimeError)):
+            st.sparse_coo_tensor(*bad)
     assert check_sparse_tensor_invariants.is_enabled()
 
     @check_sparse_tensor_invariants(enable=False)
@@ -416,3 +413,73 @@ def test_check_invariants_context_and_decorator():
         assert not check_sparse_tensor_invariants.is_enabled()
     finally:
         check_sparse_tensor_invariants.enable()
+
+
+# ---- gradcheck with sparse inputs / outputs (w.r.t. the stored values, as torch's masked=True) ----
+
+def _gc_inputs():
+    d = T([[0.0, 1.5, 0.0], [2.0, 0.0, -3.0]], dtype=F64)
+    unco = st.sparse_coo_tensor(T([[0, 1, 1], [1, 0, 0]]), T([1.5, 0.5, 1.5], dtype=F64), (2, 3))
+    return {"coo": d.to_sparse(), "coo-uncoalesced": unco, "hybrid": d.to_sparse(1), "csr": d.to_sparse_csr()}
+
+
+@pytest.mark.parametrize("kind", list(_gc_inputs()))
+def test_gradcheck_sparse_input(kind):
+    x = _gc_inputs()[kind].requires_grad_()
+    w = T([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=F64)
+    assert st.autograd.gradcheck(lambda s: (s.to_dense() * w) ** 2, (x,))
+    assert st.autograd.gradcheck(lambda s: (s.to_dense() * w).sin(), (x,), fast_mode=True)
+    if kind != "hybrid":  # (hybrid values store zeros: those are specified elements)
+        # unspecified elements are never perturbed: sqrt(|0|) would have no derivative there
+        assert st.autograd.gradcheck(lambda s: s.to_dense().abs().sqrt(), (x,))
+    assert st.autograd.gradgradcheck(lambda s: s.to_dense() ** 3, (x,))
+
+
+def test_gradcheck_sparse_output_and_mixed_inputs():
+    d = T([[0.0, 1.5], [2.0, 0.0]], dtype=F64, requires_grad=True)
+    assert st.autograd.gradcheck(lambda t: t.to_sparse(), (d,))
+    assert st.autograd.gradcheck(lambda t: t.to_sparse_csr(), (d,))
+    s = T([[0.0, 1.0], [3.0, 0.0]], dtype=F64).to_sparse().requires_grad_()
+    assert st.autograd.gradcheck(lambda a, b: a.to_dense() * b, (s, d))
+    assert st.autograd.gradcheck(lambda a: a.coalesce(), (s,))
+
+
+def test_gradcheck_catches_a_wrong_sparse_gradient():
+    class Wrong(st.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.to_dense() * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sparse_mask(mask) * 3  # should be 2
+
+    mask = T([[0.0, 1.0], [3.0, 0.0]], dtype=F64).to_sparse()
+    x = T([[0.0, 1.0], [3.0, 0.0]], dtype=F64).to_sparse().requires_grad_()
+    assert not st.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
+    with pytest.raises(st.autograd.gradcheck.GradcheckError, match="Jacobian mismatch"):
+        st.autograd.gradcheck(Wrong.apply, (x,))
+
+
+# ---- assert_close on sparse tensors (torch's rules; messages checked against torch in parity) ----
+
+def test_assert_close_sparse():
+    from sparsetorch.testing import assert_close
+
+    c = T([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
+    assert_close(c, T([[0.0, 1.0], [2.0, 1e-9]]).to_sparse().sparse_mask(c))
+    assert_close(c.to_sparse_csr(), c.to_sparse_csr())
+    assert_close(c, c.to_sparse_csr(), check_layout=False)
+    u = _coo([[1, 0, 1], [0, 1, 0]], [1.0, 1.0, 1.0], (2, 2))
+    with pytest.raises(AssertionError, match="number of specified values in sparse COO"):
+        assert_close(u, c)  # compared as stored, like torch: coalesce both to compare patterns
+    assert_close(u.coalesce(), c)
+    with pytest.raises(AssertionError, match="Sparse COO values are not close"):
+        assert_close(c, T([[0.0, 1.0], [2.5, 0.0]]).to_sparse())
+    with pytest.raises(AssertionError, match="Sparse CSR col_indices are not equal"):
+        assert_close(c.to_sparse_csr(), T([[1.0, 0.0], [2.0, 0.0]]).to_sparse_csr())
+    with pytest.raises(AssertionError, match="layout"):
+        assert_close(c, c.to_dense())
+    lying = _coo([[1, 0], [0, 1]], [1.0, 2.0], (2, 2), is_coalesced=True, check_invariants=False)
+    with pytest.raises(AssertionError, match="flagged coalesced but its indices are not sorted"):
+        assert_close(lying, lying)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as hs  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
-import sparsetorch as st  # noqa: E402
+import sparsetorch as st
 
 SETTINGS = settings(derandomize=True, max_examples=50, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -21,7 +21,7 @@ DIM = hs.integers(0, 5)
 
 
 def _tol(dtype):
-    return dict(rtol=1e-5, atol=1e-5) if dtype is st.float32 else dict(rtol=1e-10, atol=1e-10)
+    return {"rtol": 1e-5, "atol": 1e-5} if dtype is st.float32 else {"rtol": 1e-10, "atol": 1e-10}
 
 
 def _dense_np(shape, density, dtype, seed):
@@ -70,7 +70,7 @@ def sparse_case(draw, layouts=("coo", "csr"), ndims=(1, 2, 3)):
 @SETTINGS
 @given(sparse_case())
 def test_to_dense_of_from_dense_is_identity(case):
-    layout, x, dtype, s = case
+    _layout, x, dtype, s = case
     assert s.dtype is dtype and tuple(s.shape) == x.shape
     if s.is_coalesced():
         np.testing.assert_array_equal(_np(s), x)
@@ -91,7 +91,7 @@ def test_hybrid_round_trip(shape, data):
 @SETTINGS
 @given(sparse_case(layouts=("coo",)))
 def test_coalesce_idempotent_and_dense_equal(case):
-    _, x, dtype, s = case
+    _, _x, dtype, s = case
     c = s.coalesce()
     assert c.is_coalesced()
     cc = c.coalesce()
@@ -154,7 +154,7 @@ _BCAST = [lambda m, n: (m, n), lambda m, n: (n,), lambda m, n: (1, n), lambda m,
 @SETTINGS
 @given(case=sparse_case(ndims=(2,)), which=hs.integers(0, len(_BCAST) - 1), seed=SEED)
 def test_sparse_mul_dense_broadcasts_like_dense(case, which, seed):
-    layout, x, dtype, s = case
+    _layout, x, dtype, s = case
     y = _dense_np(_BCAST[which](*x.shape), 1.0, dtype, seed)
     want = x * y
     got = s * st.tensor(y)
@@ -166,7 +166,7 @@ def test_sparse_mul_dense_broadcasts_like_dense(case, which, seed):
 @SETTINGS
 @given(case=sparse_case(), data=hs.data())
 def test_sum_equals_dense(case, data):
-    layout, x, dtype, s = case
+    _layout, x, dtype, s = case
     np.testing.assert_allclose(_np(s.sum()), x.sum(), **_tol(dtype))
     np.testing.assert_allclose(_np(st.sparse.sum(s)), x.sum(), **_tol(dtype))
     dim = data.draw(hs.integers(-x.ndim, x.ndim - 1))

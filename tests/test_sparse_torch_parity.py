@@ -14,8 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import sparsetorch as st  # noqa: E402
-from sparsetorch.testing import assert_close  # noqa: E402
+import sparsetorch as st
+from sparsetorch.testing import assert_close
 
 warnings.filterwarnings("ignore", message=".*(Sparse|sparse).*")
 
@@ -25,6 +25,8 @@ DATA2 = np.array([[1.0, 0.0, 0.0, 2.0], [0.5, 0.0, 4.0, 0.0], [0.0, -1.0, 0.0, 0
 W = np.arange(12.0).reshape(3, 4) / 7 - 0.6
 UNCO_IDX = np.array([[1, 0, 1, 0], [0, 1, 0, 3]])
 UNCO_VAL = np.array([0.5, 1.5, 1.5, -0.5])  # (1, 0) stored twice: 0.5 + 1.5 = 2.0
+DATA_U = np.zeros((3, 4))
+np.add.at(DATA_U, tuple(UNCO_IDX), UNCO_VAL)  # the dense form of the uncoalesced tensor
 
 
 def _np(t):
@@ -91,10 +93,10 @@ def test_dense_to_sparse_hybrid():
 
 # ---- forward + gradients of one differentiable call ----
 
-def _run(lib, kind, fn):
+def _run(lib, kind, fn, data=DATA):
     """(output as dense array, gradient of the sparse leaf as dense array, leaf grad layout)."""
     L = LIB[lib]
-    x = make(lib, kind, requires_grad=True)
+    x = make(lib, kind, data, requires_grad=True)
     out = fn(L, x)
     w = L.tensor(W if tuple(out.shape) == W.shape else np.ones(tuple(out.shape)), dtype=L.float64)
     dense_out = out.to_dense() if out.layout is not L.strided else out
@@ -104,10 +106,11 @@ def _run(lib, kind, fn):
 
 
 def _oracle(kind, fn):
-    """torch on the same layout, else on COO, else on the dense tensor."""
+    """torch on the same layout, else on COO, else on the dense tensor (of the same data)."""
+    data = DATA_U if kind == "coo-uncoalesced" else DATA
     for k in (kind, "coo", "dense"):
         try:
-            return _run("torch", k, fn)
+            return _run("torch", k, fn, data)
         except (RuntimeError, NotImplementedError, TypeError):
             continue
     raise AssertionError("no torch oracle")
@@ -159,7 +162,7 @@ def test_sparse_sum(kind):
 def test_sparse_softmax(kind, dim, fname):
     if kind == "coo-uncoalesced":
         pytest.skip("softmax of an uncoalesced tensor: torch requires coalesced input")
-    s_res, t_res = check_parity(kind, lambda L, x: getattr(L.sparse, fname)(x, dim))
+    s_res, _ = check_parity(kind, lambda L, x: getattr(L.sparse, fname)(x, dim))
     assert s_res.layout is not st.strided and s_res._nnz() == make("st", kind)._nnz()
 
 
@@ -226,23 +229,32 @@ def _message(fn, *args, **kw):
     return None
 
 
-@pytest.mark.parametrize("case", ["equal", "unco-vs-co", "indices", "values", "layout", "csr-values", "csr-col"])
+def _assert_close_pair(lib, case):
+    L = LIB[lib]
+    a = make(lib, "coo")
+    if case == "equal":
+        b = make(lib, "coo")
+    elif case == "unco-vs-co":
+        b = make(lib, "coo-uncoalesced")
+    elif case == "indices":
+        b = L.sparse_coo_tensor(a._indices().flip(1), a._values(), (3, 4))
+    elif case == "values":
+        b = L.sparse_coo_tensor(a._indices(), a._values() + 1, (3, 4))
+    elif case in ("layout", "csr-values"):
+        b = make(lib, "csr")
+    else:
+        b = make(lib, "csr", DATA2)
+    if case == "csr-values":
+        a = L.sparse_csr_tensor(b.crow_indices(), b.col_indices(), b.values() * 1.5, (3, 4))
+    if case == "csr-col":
+        a = make(lib, "csr", DATA2[:, ::-1].copy())  # same row counts, other columns
+    return a, b
+
+
+@pytest.mark.parametrize("case", ["equal", "unco-vs-co", "indices", "values", "layout",
+                                  "csr-values", "csr-col"])
 def test_assert_close_sparse_matches_torch(case):
     msgs = {}
-    for lib in ("torch", "st"):
-        L = LIB[lib]
-        a = make(lib, "coo")
-        b = {"equal": lambda: make(lib, "coo"),
-             "unco-vs-co": lambda: make(lib, "coo-uncoalesced"),
-             "indices": lambda: L.sparse_coo_tensor(a._indices().flip(1), a._values(), (3, 4)),
-             "values": lambda: L.sparse_coo_tensor(a._indices(), a._values() + 1, (3, 4)),
-             "layout": lambda: make(lib, "csr"),
-             "csr-values": lambda: make(lib, "csr"),
-             "csr-col": lambda: make(lib, "csr", DATA2)}[case]()
-        if case == "csr-values":
-            a = L.sparse_csr_tensor(b.crow_indices(), b.col_indices(), b.values() * 1.5, (3, 4))
-        if case == "csr-col":
-            a = make(lib, "csr", np.where(DATA2 != 0, DATA2, 0)[:, ::-1].copy())
-        fn = torch.testing.assert_close if lib == "torch" else assert_close
-        msgs[lib] = _message(fn, a, b)
+    for lib, fn in (("torch", torch.testing.assert_close), ("st", assert_close)):
+        msgs[lib] = _message(fn, *_assert_close_pair(lib, case))
     assert msgs["st"] == msgs["torch"]

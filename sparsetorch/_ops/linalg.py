@@ -78,10 +78,14 @@ def _squeeze(x, d):
 def _sparse(name):
     """Kernel-table entries for every layout pair with a sparse operand: the composition
     ``sparse_linalg.<name>`` (imported on first use; it imports this module)."""
-    def fn(*args):
-        from . import sparse_linalg
+    found = []
 
-        return getattr(sparse_linalg, name)(*args)
+    def fn(*args):
+        if not found:
+            from . import sparse_linalg
+
+            found.append(getattr(sparse_linalg, name))
+        return found[0](*args)
 
     entry = composite(fn)
     lays = (strided, sparse_coo, sparse_csr)

@@ -22,23 +22,27 @@ block-diagonal matrices that share their values; both are differentiable re-patt
 
 from .. import _dtype as D
 from .. import _ops
-from .._backend import get_backend
-from .._dispatch import call, defop, wrap
+from .._backend import CPU, get_backend
+from .._device import CPU as CPU_DEVICE
+from .._dispatch import call, defop, record, result_layout, wrap
 from .._layout import sparse_coo, sparse_csr, strided
+from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse import _spmm as K
 from ..sparse._convert import coo_to_csr
 from ..sparse._payload import COO, CSR
 from ._reduce import reshape_to
 from ._util import check_tensor, with_out
 from .linalg import CPP_NAME, _axpby_op, _dims_str, mT
-from .sparse_core import _values, coalesce, to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values
+from .sparse_core import (
+    coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, values_at, with_values,
+)
 
 # The public names are torch.sparse's (sparsetorch.sparse.mm / addmm / sampled_addmm); they are
 # not star-exported into the top-level namespace, where mm/addmm are the dense-and-sparse ops.
 __all__ = []
 
 S, O, R = strided, sparse_coo, sparse_csr
-_SPARSE = (O, R)
+_grad_enabled = GRAD_ENABLED.get
 
 
 # ---- the product op and the SDDMM op ----
@@ -95,9 +99,21 @@ _prod_op = defop(
 )
 
 
+_PROD_KERNELS = _prod_op.kernels
+
+
 def _prod(a, b, ta=False, tb=False):
     """``op(a) @ op(b)`` for 2-D operands of any layouts (sparse ones scalar-valued)."""
-    return call(_prod_op, (a, b), (ta, tb))
+    if a.dtype is not b.dtype or a.device is not b.device:
+        return call(_prod_op, (a, b), (ta, tb))
+    # the dispatcher's work, inlined for one dtype and device (tiny products: PERF-NOTES spike 1)
+    dev = a.device
+    data = _PROD_KERNELS[(a.layout, b.layout)](CPU if dev is CPU_DEVICE else get_backend(dev),
+                                                a._data, b._data, ta, tb)
+    t = wrap(data, a.dtype, dev, result_layout(data))
+    if (a._rg or b._rg) and _grad_enabled():
+        record(_prod_op, t, (a, b), (ta, tb))
+    return t
 
 
 def _sddmm_kernel(be, left, right, p):
@@ -131,11 +147,18 @@ def _pattern(payload, like):
     return wrap(payload, like.dtype, like.device, like.layout)
 
 
+def _canon(t):
+    """``t`` with its duplicates summed (COO): only then are its stored values a function of the
+    tensor, whose gradient has the tensor's (coalesced) pattern."""
+    return coalesce(t) if t.layout is O and not t._data.coalesced else t
+
+
 def _scalar(a):
     """A COO tensor whose dense dims are expanded into sparse ones (hybrid -> scalar values)."""
-    p = a._data
-    if a.layout is not O or not p.dense_dim:
+    if a.layout is not O or not a._data.dense_dim:
         return a
+    a = _canon(a)
+    p = a._data
     xp = get_backend(a.device).xp
     dshape = p.shape[p.sparse_dim:]
     nd = 1
@@ -145,13 +168,13 @@ def _scalar(a):
     inner = xp.stack(xp.unravel_index(xp.arange(nd, dtype=xp.int64), dshape)).reshape(len(dshape), nd)
     idx = xp.concatenate([xp.repeat(p.indices, nd, axis=1), xp.tile(inner, (1, nnz))])
     q = COO(idx.astype(xp.int64), p.values.reshape(-1), p.shape, p.coalesced)
-    return with_values(_pattern(q, a), reshape_to(_values(a), (nnz * nd,)))
+    return with_values(_pattern(q, a), reshape_to(values(a), (nnz * nd,)))
 
 
 def _blockdiag(a):
     """A 3-D ``[B, M, N]`` sparse tensor as the 2-D block-diagonal ``[B*M, B*N]`` matrix that
     holds its values in the same order (CSR stays CSR)."""
-    a = _scalar(a)
+    a = _canon(_scalar(a))
     p = a._data
     xp = get_backend(a.device).xp
     b, m, n = p.shape
@@ -166,7 +189,7 @@ def _blockdiag(a):
                                xp.asarray([b * per], dtype=p.crow.dtype)])
         col = (p.col + (xp.arange(b, dtype=p.col.dtype) * n)[:, None]).reshape(-1)
         q = CSR(crow, col, p.values.reshape(-1), (b * m, b * n))
-    return with_values(_pattern(q, a), reshape_to(_values(a), (p.values.size,)))
+    return with_values(_pattern(q, a), reshape_to(values(a), (p.values.size,)))
 
 
 def _unblock(c, b, m, n, layout):
@@ -177,13 +200,21 @@ def _unblock(c, b, m, n, layout):
     r, k = p.indices[0], p.indices[1]
     q = COO(xp.stack([r // m if m else r, r % m if m else r, k % n if n else k]), p.values,
             (b, m, n), p.coalesced)
-    out = with_values(_pattern(q, c), _values(c))
+    out = with_values(_pattern(q, c), values(c))
     return to_sparse_csr(out) if layout is R else out
 
 
 def _matrix(t):
-    """A 2-D operand with scalar values (hybrid COO expanded)."""
-    return _scalar(t) if t.layout is O else t
+    """A 2-D operand with scalar values (hybrid COO expanded); an uncoalesced COO that needs a
+    gradient is coalesced (its gradient is the tensor's: coalesced pattern, masked semantics)."""
+    if t.layout is not O:
+        return t
+    p = t._data
+    if p.values.ndim != 1:
+        return _scalar(t)
+    if not p.coalesced and t._rg and _grad_enabled():
+        return coalesce(t)
+    return t
 
 
 # ---- composite entries of linalg's kernel tables (mm, mv, matmul, bmm, addmm) ----
@@ -244,16 +275,16 @@ def add_product_sparse(input, product, beta, alpha):
             f"{list(input.shape)}"
         )
     both_csr = input.layout is R and product.layout is R
-    pc = _scalar(to_sparse_coo(product))
-    pv = _values(pc)
+    pc = _canon(_scalar(to_sparse_coo(product)))
+    pv = values(pc)
     if beta == 0:
         r = with_values(pc, pv * alpha if alpha != 1 else pv)
     else:
-        ic = _scalar(to_sparse_coo(input))
+        ic = _canon(_scalar(to_sparse_coo(input)))
         xp = get_backend(product.device).xp
         q = COO(xp.concatenate([ic._data.indices, pc._data.indices], 1),
                 xp.concatenate([ic._data.values, pc._data.values]), pc.shape, False)
-        iv = _values(ic)
+        iv = values(ic)
         v = _ops.cat([iv * beta if beta != 1 else iv, pv * alpha if alpha != 1 else pv])
         r = coalesce(with_values(_pattern(q, pc), v))
     return to_sparse_csr(r) if both_csr else r
@@ -274,6 +305,9 @@ def mm(mat1, mat2, reduce="sum"):
     """
     check_tensor(mat1, "sparse.mm", "mat1")
     check_tensor(mat2, "sparse.mm", "mat2")
+    if reduce == "sum" and (mat1.layout is not S or mat2.layout is not S):
+        _check_mm(mat1, mat2)
+        return mm_sparse(mat1, mat2)
     red = _REDUCE.get(reduce)
     if red is None:
         if reduce == "prod":
@@ -298,7 +332,7 @@ def mm(mat1, mat2, reduce="sum"):
         be = get_backend(a.device)
         cnt = K.row_counts(be, a._data)
         w = (1 / be.xp.maximum(cnt, 1)).astype(a.dtype.np)[K.entry_rows(be, a._data)]
-        return _prod(with_values(a, _values(a) * wrap(w, a.dtype, a.device, S)), mat2)
+        return _prod(with_values(a, values(a) * wrap(w, a.dtype, a.device, S)), mat2)
     return _mm_extreme(a, mat2, red)
 
 
@@ -314,7 +348,7 @@ def _mm_extreme(a, x, red):
     valid = arg >= 0
     pos = xp.where(valid, arg, 0)
     cols = (p.indices[1] if p.__class__ is COO else p.col).astype(xp.int64)
-    v = _values(a)[wrap(pos, D.int64, a.device, S)]
+    v = values(a)[wrap(pos, D.int64, a.device, S)]
     xs = _ops.gather(x, 0, wrap(cols[pos], D.int64, a.device, S))
     r = v * xs
     if bool(valid.all()):
@@ -395,7 +429,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
         v = _sddmm(reshape_to(mat1, (b * m, k)), reshape_to(mT(mat2), (b * n, k)), _blockdiag(a))
         v = reshape_to(v, tuple(a._data.values.shape))
     v = v * alpha if alpha != 1 else v
-    av = _values(a)
+    av = values(a)
     if beta != 0:
         v = (av * beta if beta != 1 else av) + v
     elif av._rg:  # input ignored (NaN in it does not propagate) but still gets a zero gradient

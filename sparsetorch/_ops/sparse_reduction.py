@@ -25,7 +25,8 @@ from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
 from ._reduce import backend_of, quiet
 from ._util import check_tensor, norm_dim
-from .sparse_core import _values, coalesce, to_dense, to_sparse_coo, to_sparse_csr, with_values
+from ..sparse._values import stored
+from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
 
 __all__ = ["sparse_sum", "sparse_softmax", "sparse_log_softmax"]
 
@@ -42,32 +43,43 @@ def _prod(sizes):
 # ---- segments: which stored entries reduce into which output row ----
 
 class Segments:
-    """Groups of stored entries. ``starts``: entries are sorted by group and group ``g`` starts at
-    ``starts[g]`` (all groups nonempty); else ``ids[i]`` is the group of entry ``i``."""
+    """Which stored entries reduce into which output row.
 
-    __slots__ = ("starts", "ids_", "n_out", "nnz", "counts_")
+    ``starts``: the entries are sorted by group, group ``g`` (nonempty) starts at ``starts[g]``
+    and is written to output row ``slots[g]`` (``g`` when ``slots`` is None). Otherwise
+    ``ids[i]`` is the output row of entry ``i``. ``n_out``: the number of output rows.
+    """
 
-    def __init__(self, n_out, nnz, starts=None, ids=None):
-        self.n_out, self.nnz, self.starts, self.ids_, self.counts_ = n_out, nnz, starts, ids, None
+    __slots__ = ("starts", "slots", "ids_", "n_out", "nnz", "counts_")
+
+    def __init__(self, n_out, nnz, starts=None, ids=None, slots=None):
+        self.n_out, self.nnz, self.starts, self.slots = n_out, nnz, starts, slots
+        self.ids_, self.counts_ = ids, None
+
+    def _group_sizes(self, be):
+        if self.starts.shape[0] == 0:
+            return self.starts
+        return be.xp.diff(self.starts, append=self.nnz)
 
     def ids(self, be):
+        """Output row of every entry (the gather index of the backward)."""
         if self.ids_ is None:
             xp = be.xp
-            ends = xp.empty_like(self.starts)
-            ends[:-1] = self.starts[1:]
-            if ends.shape[0]:
-                ends[-1] = self.nnz
-            self.ids_ = xp.repeat(xp.arange(self.n_out, dtype=xp.int64), ends - self.starts)
+            rows = self.slots if self.slots is not None else xp.arange(self.starts.shape[0], dtype=xp.int64)
+            self.ids_ = xp.repeat(rows, self._group_sizes(be))
         return self.ids_
 
     def counts(self, be):
-        """Stored entries per group."""
+        """Stored entries per output row."""
         if self.counts_ is None:
             xp = be.xp
-            if self.starts is not None:
-                c = xp.diff(self.starts, append=self.nnz) if self.n_out else xp.zeros(0, xp.int64)
-            else:
+            if self.starts is None:
                 c = xp.bincount(self.ids_, minlength=self.n_out)
+            elif self.slots is None:
+                c = self._group_sizes(be)
+            else:
+                c = xp.zeros(self.n_out, dtype=xp.int64)
+                c[self.slots] = self._group_sizes(be)
             self.counts_ = c
         return self.counts_
 
@@ -75,12 +87,21 @@ class Segments:
         return wrap(self.ids(backend_of(like)), D.int64, like.device, strided)
 
 
+def _scatter_rows(xp, seg, g, fill):
+    """Per-group results ``g`` placed at their output rows (``fill`` elsewhere)."""
+    if seg.slots is None:
+        return g
+    out = xp.full((seg.n_out,) + g.shape[1:], fill, dtype=g.dtype)
+    out[seg.slots] = g
+    return out
+
+
 def _segment_sum_kernel(be, v, seg):
     xp = be.xp
     if seg.starts is not None:
-        if seg.n_out == 0:
-            return xp.zeros((0,) + v.shape[1:], dtype=v.dtype)
-        return xp.add.reduceat(v, seg.starts, axis=0)
+        g = (xp.add.reduceat(v, seg.starts, axis=0) if seg.starts.shape[0]
+             else xp.zeros((0,) + v.shape[1:], dtype=v.dtype))
+        return _scatter_rows(xp, seg, g, 0)
     if seg.n_out == 1:
         return v.sum(axis=0, keepdims=True)
     if v.ndim == 1 and v.dtype.kind == "f":
@@ -97,7 +118,7 @@ _segment_sum_op = defop(
 
 
 def segment_sum(v, seg):
-    return call(_segment_sum_op, (v, ), (seg,))
+    return call(_segment_sum_op, (v,), (seg,))
 
 
 def _lowest(xp, dt, is_max):
@@ -108,17 +129,20 @@ def _lowest(xp, dt, is_max):
 
 
 def _segment_max_kernel(be, v, seg, is_max, implicit):
-    """Max (min) of each group's stored values, and 0 where the group has implicit entries."""
+    """Max (min) of each output row's stored values, and 0 where the row has implicit entries
+    (``implicit``: their number per output row; None: none)."""
     xp = be.xp
     uf = xp.maximum if is_max else xp.minimum
+    low = _lowest(xp, v.dtype, is_max)
     if seg.starts is not None:
-        out = (uf.reduceat(v, seg.starts, axis=0) if seg.n_out
-               else xp.zeros((0,) + v.shape[1:], dtype=v.dtype))
+        g = (uf.reduceat(v, seg.starts, axis=0) if seg.starts.shape[0]
+             else xp.zeros((0,) + v.shape[1:], dtype=v.dtype))
+        out = _scatter_rows(xp, seg, g, low)
     elif seg.n_out == 1:
-        out = (v.max(axis=0) if is_max else v.min(axis=0))[None] if v.shape[0] else xp.full(
-            (1,) + v.shape[1:], _lowest(xp, v.dtype, is_max), dtype=v.dtype)
+        out = ((v.max(axis=0) if is_max else v.min(axis=0))[None] if v.shape[0]
+               else xp.full((1,) + v.shape[1:], low, dtype=v.dtype))
     else:
-        out = xp.full((seg.n_out,) + v.shape[1:], _lowest(xp, v.dtype, is_max), dtype=v.dtype)
+        out = xp.full((seg.n_out,) + v.shape[1:], low, dtype=v.dtype)
         uf.at(out, seg.ids_, v)
     if implicit is not None:
         has = (implicit > 0).reshape((-1,) + (1,) * (out.ndim - 1))
@@ -127,7 +151,8 @@ def _segment_max_kernel(be, v, seg, is_max, implicit):
 
 
 def _segment_max_backward(grad, input, result, seg, is_max, implicit):
-    """Split evenly among the tied entries of each group (implicit zeros tie at 0 too)."""
+    """Split evenly among the tied entries of each row (implicit zeros tie at 0 too; their share
+    is dropped: masked semantics)."""
     ids = seg.ids_tensor(grad)
     hit = input == result.index_select(0, ids)
     ties = segment_sum(hit.to(grad.dtype), seg)
@@ -155,18 +180,20 @@ def _group(be, indices, sizes, kept, sorted_prefix):
     xp = be.xp
     nnz = indices.shape[1]
     ksizes = [sizes[d] for d in kept]
-    sub = indices[list(kept)] if len(kept) != indices.shape[0] else indices
     if not kept:  # one group: everything
         return Segments(1, nnz, ids=xp.zeros(nnz, dtype=xp.int64)), xp.zeros((0, 1), dtype=xp.int64)
-    keys = C.linear_index(be, sub, ksizes)
+    if len(kept) == 1:
+        keys = indices[kept[0]]  # a view: no linear index to build
+    else:
+        keys = C.linear_index(be, indices[list(kept)], ksizes)
     if sorted_prefix:  # coalesced and kept == leading dims: equal keys are consecutive
         if nnz == 0:
-            return Segments(0, 0, starts=xp.zeros(0, xp.int64)), sub[:, :0]
+            return Segments(0, 0, starts=xp.zeros(0, xp.int64)), xp.zeros((len(kept), 0), xp.int64)
         new = xp.empty(nnz, dtype=bool)
         new[0] = True
         xp.not_equal(keys[1:], keys[:-1], out=new[1:])
         starts = xp.flatnonzero(new)
-        return Segments(starts.shape[0], nnz, starts=starts), sub[:, starts]
+        return Segments(starts.shape[0], nnz, starts=starts), indices[:, starts][list(kept)]
     k = _prod(ksizes)
     if k <= 4 * nnz + 65536:  # a dense count per key: O(nnz + k), no sort
         present = xp.bincount(keys, minlength=k) > 0
@@ -192,14 +219,12 @@ def _reduce_sparse(x, axes, keepdim, kind):
         if len(axes) == 1 and nd == 2:
             return _reduce_csr(x, axes[0], keepdim, kind)
         x = to_sparse_coo(x)
-    if kind != "sum":
-        x = coalesce(x)  # max is not linear: duplicates must be summed first
+    x, v = stored(x, linear=kind == "sum")  # max is not linear: duplicates are summed first
     be = backend_of(x)
     p = x._data
     sd = p.sparse_dim
     s_axes = [a for a in axes if a < sd]
     d_axes = tuple(a - sd + 1 for a in axes if a >= sd)
-    v = _values(x)
     if d_axes:
         v = v.sum(d_axes, keepdim) if kind == "sum" else getattr(v, kind)(d_axes, keepdim)
     kept = [d for d in range(sd) if d not in s_axes]
@@ -230,36 +255,41 @@ def _reduce_sparse(x, axes, keepdim, kind):
 
 
 def _reduce_csr(x, dim, keepdim, kind):
-    """One dim of a 2-D CSR: dense result, or a CSR with the nonempty rows/cols if keepdim."""
+    """One dim of a 2-D CSR: a dense result, or (keepdim) a CSR with the nonempty rows/cols."""
     be = backend_of(x)
     xp = be.xp
     p = x._data
     m, n = p.shape
+    v = values(x)
     if dim == 1:
         nz = xp.flatnonzero(xp.diff(p.crow))
-        seg = Segments(nz.shape[0], p.nnz, starts=p.crow[nz].astype(xp.int64, copy=False))
-        slots, size, other = nz, m, n
-    else:
+        starts = p.crow[nz].astype(xp.int64, copy=False)
+        seg = Segments(nz.shape[0], p.nnz, starts=starts) if keepdim else Segments(
+            m, p.nnz, starts=starts, slots=nz)
+        other = n
+    elif keepdim:
         present = xp.bincount(p.col, minlength=n) > 0 if p.nnz else xp.zeros(n, dtype=bool)
         nz = xp.flatnonzero(present)
         seg = Segments(nz.shape[0], p.nnz, ids=(xp.cumsum(present) - 1)[p.col])
-        slots, size, other = nz, n, m
-    v = _values(x)
+        other = m
+    else:
+        seg = Segments(n, p.nnz, ids=p.col.astype(xp.int64, copy=False))
+        other = m
     if kind == "sum":
         rv = segment_sum(v, seg)
     else:
         rv = segment_max(v, seg, kind == "amax", other - seg.counts(be))
-    g = slots.shape[0]
-    if keepdim:
-        if dim == 1:
-            crow = xp.zeros(m + 1, dtype=p.crow.dtype)
-            xp.cumsum(xp.diff(p.crow) > 0, out=crow[1:])
-            pat = CSR(crow, xp.zeros(g, dtype=p.crow.dtype), rv._data, (m, 1))
-        else:
-            pat = CSR(xp.asarray([0, g], dtype=p.crow.dtype), slots.astype(p.crow.dtype), rv._data, (1, n))
-        return with_values(wrap(pat, rv.dtype, x.device, sparse_csr), rv)
-    idx = slots.astype(xp.int64).reshape(1, -1)
-    return to_dense(with_values(wrap(COO(idx, rv._data, (size,), True), rv.dtype, x.device, sparse_coo), rv))
+    if not keepdim:
+        return rv
+    g = nz.shape[0]
+    idt = p.crow.dtype
+    if dim == 1:
+        crow = xp.zeros(m + 1, dtype=idt)
+        xp.cumsum(xp.diff(p.crow) > 0, out=crow[1:])
+        pat = CSR(crow, xp.zeros(g, dtype=idt), rv._data, (m, 1))
+    else:
+        pat = CSR(xp.asarray([0, g], dtype=idt), nz.astype(idt), rv._data, (1, n))
+    return with_values(wrap(pat, rv.dtype, x.device, sparse_csr), rv)
 
 
 def _sum_entry(x, axes, keepdim, shape):
@@ -339,11 +369,11 @@ def _softmax(input, dim, dtype, log):
             seg = Segments(nz.shape[0], p.nnz, starts=p.crow[nz].astype(xp.int64, copy=False))
         else:
             seg, _ = _group(be, p.col.astype(xp.int64).reshape(1, -1), (p.shape[1],), [0], False)
-        return with_values(x, _softmax_values(_values(x), seg, log))
+        return with_values(x, _softmax_values(values(x), seg, log))
     x = coalesce(x)
     p = x._data
     sd = p.sparse_dim
-    v = _values(x)
+    v = values(x)
     if d >= sd:  # a dense dim: an ordinary softmax of the stored slices
         from .statistics import log_softmax, softmax
 

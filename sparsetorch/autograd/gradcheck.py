@@ -18,7 +18,7 @@ from .. import _dispatch
 from .._layout import strided
 from . import engine
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
@@ -47,14 +47,17 @@ def _is_sparse(t):
     return _is_tensor(t) and t.layout is not strided
 
 
-def _sparse_as_values(func, inputs):
+def _sparse_as_values(func, inputs, outputs):
     """torch's ``masked=True`` / ``as_sparse_gradcheck`` idea: check w.r.t. the stored values.
 
     Each sparse input that requires grad is replaced by a dense leaf holding its stored values
     (duplicates of an uncoalesced COO included); the wrapped function rebuilds the sparse input
     from its detached pattern with ``with_values``, so only specified elements are perturbed and
     the Jacobian is over ``values`` (masked semantics: unspecified elements have no gradient).
-    Sparse outputs are compared through ``to_dense()``.
+    Sparse outputs are compared through ``to_dense()`` restricted to the elements the output
+    specifies at the unperturbed inputs: by the same masked semantics an unspecified output
+    element carries no gradient, even where a perturbation would make it appear (``to_sparse``
+    of a dense input that holds zeros).
     """
     from .. import _ops
 
@@ -65,6 +68,13 @@ def _sparse_as_values(func, inputs):
             pattern = t.detach()
             patterns[i] = pattern
             new_inputs[i] = _ops._values(pattern).clone().requires_grad_(True)
+    masks = [_output_mask(o) if _is_sparse(o) else None for o in outputs]
+
+    def dense_out(k, o):
+        if not _is_sparse(o):
+            return o
+        m = masks[k] if k < len(masks) else None
+        return o.to_dense() if m is None else o.to_dense() * m
 
     def dense_func(*args):
         rebuilt = list(args)
@@ -72,10 +82,21 @@ def _sparse_as_values(func, inputs):
             rebuilt[i] = _ops.with_values(pattern, args[i])
         out = func(*rebuilt)
         if isinstance(out, (tuple, list)):
-            return tuple(o.to_dense() if _is_sparse(o) else o for o in out)
-        return out.to_dense() if _is_sparse(out) else out
+            return tuple(dense_out(k, o) for k, o in enumerate(out))
+        return dense_out(0, out)
 
     return dense_func, tuple(new_inputs)
+
+
+def _output_mask(o):
+    """Dense 1/0 indicator of the elements a sparse output specifies (duplicates counted once)."""
+    from .. import _ops
+
+    p = o.detach()
+    if p.layout.name == "sparse_coo":
+        p = p.coalesce()
+    v = _ops._values(p)
+    return _ops.with_values(p, _ops.ones_like(v)).to_dense()
 
 
 def _dense_grad(g):
@@ -301,7 +322,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Sparse inputs (COO/CSR) that require grad are checked w.r.t. their stored values only, as
     torch's ``masked=True``: unspecified elements are never perturbed and have no gradient
     (masked semantics); duplicates of an uncoalesced COO are perturbed one by one. Sparse outputs
-    and sparse gradients are compared through ``to_dense()``.
+    (restricted to the elements they specify) and sparse gradients are compared through
+    ``to_dense()``.
 
     ``check_batched_grad`` is accepted and not performed (no vmap in sparsetorch);
     ``check_forward_ad`` / ``check_batched_forward_grad`` raise NotImplementedError.
@@ -341,7 +363,7 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     out = _as_tuple(func(*inputs))
     if any(_is_sparse(t) for t in diff) or any(_is_sparse(o) for o in out):
         # check the dense function of the stored values instead (see _sparse_as_values)
-        func, inputs = _sparse_as_values(func, inputs)
+        func, inputs = _sparse_as_values(func, inputs, out)
         diff = [t for t in inputs if _is_tensor(t) and t._rg]
         out = _as_tuple(func(*inputs))
     tensors = [o for o in out if _is_tensor(o)]

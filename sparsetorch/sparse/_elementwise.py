@@ -26,11 +26,11 @@ from .._dispatch import SCALAR, call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._ops import pointwise as _pw  # resolved at call time (pointwise imports this module)
 from .._ops.sparse_core import (
-    _values, sparse_mask, to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values,
+    to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values,
 )
 from . import _convert as C
 from ._payload import COO, CSR
-from ._values import dense_result_error, map_values
+from ._values import dense_result_error, map_values, stored
 
 __all__ = ["add_kernels", "mul_kernels", "div_kernels", "expand_sparse"]
 
@@ -50,22 +50,52 @@ def _coo_indices(be, p):
     if p.__class__ is COO:
         return p.indices
     if p.crow.ndim == 1:
-        return be.xp.stack([C.csr_row_indices(be, p.crow), p.col.astype(be.xp.int64, copy=False)])
+        return be.xp.stack([_rows(be, p), p.col.astype(be.xp.int64, copy=False)])
     return C.csr_to_coo(be, p).indices
 
 
 # ---- union (add / sub) kernels ----
 
-def _dedup_sorted(be, sk, vals):
-    """Sum the runs of equal keys of sorted ``sk`` (each key appears at most twice: a union)."""
+def _rows(be, p):
+    """Row of every stored entry of a 2-D CSR payload (cached on the pattern, as sparse/_spmm.py)."""
+    c = p._cache
+    if c is None:
+        c = p._cache = {}
+    r = c.get("rows")
+    if r is None:
+        r = c["rows"] = C.csr_row_indices(be, p.crow)
+    return r
+
+
+def _keys(be, p):
+    """Row-major linear index of the stored entries of a COO or 2-D CSR payload."""
+    if p.__class__ is CSR:
+        k = _rows(be, p) * p.shape[1]
+        k += p.col
+        return k
+    if p.indices.shape[0] == 2:
+        k = p.indices[0] * p.shape[1]
+        k += p.indices[1]
+        return k
+    return C.linear_index(be, p.indices, p.shape[: p.indices.shape[0]])
+
+
+def _union_keys(be, ka, va, kb, vb, beta):
+    """Sorted unique keys of ``ka`` ∪ ``kb`` (each sorted, unique) and ``va + beta * vb`` on them:
+    a stable sort of the concatenation (a merge of two sorted runs), then the sum of equal keys."""
     xp = be.xp
+    k = xp.concatenate((ka, kb))
+    v = xp.concatenate((va, vb if beta == 1 else -vb))
+    order = xp.argsort(k, kind="stable")
+    sk = k[order]
+    vals = v[order]
     n = sk.shape[0]
     if n < 2:
         return sk, vals
-    same = sk[1:] == sk[:-1]
-    dup = xp.flatnonzero(same) + 1
+    dup = xp.flatnonzero(sk[1:] == sk[:-1])
     if dup.shape[0] == 0:
         return sk, vals
+    dup += 1
     keep = xp.ones(n, dtype=bool)
     keep[dup] = False
     out = vals[keep]
@@ -78,18 +108,12 @@ def _dedup_sorted(be, sk, vals):
     return sk[keep], out
 
 
-def _union(be, a, b, beta):
-    """Coalesced COO ``a + beta * b`` of two COO payloads: concatenation, a stable sort (a merge
-    of two sorted runs), and the sum of the equal keys."""
+def _crow_of(be, rows, m):
     xp = be.xp
-    a, b = C.coalesce(be, a), C.coalesce(be, b)
-    sizes = a.shape[: a.sparse_dim]
-    ka, kb = C.linear_index(be, a.indices, sizes), C.linear_index(be, b.indices, sizes)
-    vb = b.values if beta == 1 else -b.values
-    k = xp.concatenate((ka, kb))
-    order = xp.argsort(k, kind="stable")
-    sk, vals = _dedup_sorted(be, k[order], xp.concatenate((a.values, vb))[order])
-    return COO(C._unravel(be, sk, sizes), vals, a.shape, True)
+    crow = xp.zeros(m + 1, dtype=xp.int64)
+    if rows.shape[0]:
+        xp.cumsum(xp.bincount(rows, minlength=m), out=crow[1:])
+    return crow
 
 
 def _scipy_ok(be, a, b):
@@ -106,53 +130,79 @@ def _sp_csr(be, crow, col, data, shape):
     return m
 
 
+def _marked(xp, v, mark):
+    """``v + mark * 1j`` in the complex dtype of ``v`` (two strided writes: faster than ``v + 1j``)."""
+    c = xp.empty(v.shape[0], dtype=xp.complex64 if v.dtype == xp.float32 else xp.complex128)
+    c.real = v
+    c.imag = mark
+    return c
+
+
 def _csr_union_scipy(be, crow_a, col_a, va, crow_b, col_b, vb, shape, beta):
-    """SciPy's C++ row merge, with an imaginary marker (1j) added to every value so that no sum
-    is 0: SciPy drops zero results, the union keeps them (stored zeros and cancellations)."""
+    """SciPy's C++ row merge (large 2-D inputs), with an imaginary marker added to every value so
+    that no sum is 0: SciPy drops zero results, the union keeps them (stored zeros, cancellations)."""
     xp = be.xp
-    ca = va + 1j  # float32 -> complex64, float64 -> complex128
-    cb = (vb if beta == 1 else -vb) + 2j
-    r = _sp_csr(be, crow_a, col_a, ca, shape) + _sp_csr(be, crow_b, col_b, cb, shape)
+    r = _sp_csr(be, crow_a, col_a, _marked(xp, va, 1), shape) + _sp_csr(
+        be, crow_b, col_b, _marked(xp, vb if beta == 1 else -vb, 2), shape)
     idt = crow_a.dtype
     return (r.indptr.astype(idt, copy=False), r.indices.astype(idt, copy=False),
             xp.ascontiguousarray(r.data.real))
 
 
+def _same_pattern(a, b):
+    if a.__class__ is COO:
+        return a.indices is b.indices
+    return a.col is b.col and a.crow is b.crow
+
+
 def coo_add_kernel(be, a, b, beta):
+    """Coalesced COO ``a + beta * b`` (same shape and sparse_dim)."""
     xp = be.xp
-    if a.sparse_dim == 2 and _scipy_ok(be, a, b):
+    a, b = C.coalesce(be, a), C.coalesce(be, b)
+    if _same_pattern(a, b):  # e.g. accumulating gradients of one pattern
+        return a.with_values(a.values + b.values if beta == 1 else a.values - b.values)
+    sd = a.sparse_dim
+    if sd == 2 and _scipy_ok(be, a, b):
         m = a.shape[0]
-        parts = []
-        for p in (C.coalesce(be, a), C.coalesce(be, b)):
-            counts = xp.bincount(p.indices[0], minlength=m)
-            crow = xp.zeros(m + 1, dtype=xp.int64)
-            xp.cumsum(counts, out=crow[1:])
-            parts.append((crow, p.indices[1], p.values))
-        crow, col, vals = _csr_union_scipy(be, *parts[0], *parts[1], a.shape, beta)
+        crow, col, vals = _csr_union_scipy(
+            be, _crow_of(be, a.indices[0], m), a.indices[1], a.values,
+            _crow_of(be, b.indices[0], m), b.indices[1], b.values, a.shape, beta)
         idx = xp.empty((2, col.shape[0]), dtype=xp.int64)
         idx[0] = C.csr_row_indices(be, crow)
         idx[1] = col
         return COO(idx, vals, a.shape, True)
-    return _union(be, a, b, beta)
+    sk, vals = _union_keys(be, _keys(be, a), a.values, _keys(be, b), b.values, beta)
+    if sd == 2:
+        idx = xp.empty((2, sk.shape[0]), dtype=xp.int64)
+        xp.divmod(sk, a.shape[1], out=(idx[0], idx[1]))
+    else:
+        idx = C._unravel(be, sk, a.shape[:sd])
+    return COO(idx, vals, a.shape, True)
 
 
 def csr_add_kernel(be, a, b, beta):
-    if a.crow.ndim == 1 and _scipy_ok(be, a, b):
+    """CSR ``a + beta * b`` (same shape; batched CSR goes through COO)."""
+    if _same_pattern(a, b):
+        return a.with_values(a.values + b.values if beta == 1 else a.values - b.values)
+    if a.crow.ndim != 1:
+        u = coo_add_kernel(be, C.csr_to_coo(be, a), C.csr_to_coo(be, b), beta)
+        return C.coo_to_csr(be, u, a.crow.dtype)
+    if _scipy_ok(be, a, b):
         crow, col, vals = _csr_union_scipy(be, a.crow, a.col, a.values, b.crow, b.col, b.values, a.shape, beta)
         return CSR(crow, col, vals, a.shape)
-    u = _union(be, C.csr_to_coo(be, a), C.csr_to_coo(be, b), beta)
-    return C.coo_to_csr(be, u, a.crow.dtype)
+    xp = be.xp
+    m, n = a.shape
+    sk, vals = _union_keys(be, _keys(be, a), a.values, _keys(be, b), b.values, beta)
+    rows, col = xp.divmod(sk, n)
+    idt = a.crow.dtype
+    return CSR(_crow_of(be, rows, m).astype(idt, copy=False), col.astype(idt, copy=False), vals, a.shape)
 
 
-def _add_other_backward(grad, other, beta):
-    g = sparse_mask(grad, other)
-    return g if beta == 1 else _pw.neg(g)
-
-
+# The gradient (sparse, with the union pattern) is masked to each input's pattern by the engine.
 _sparse_add_op = defop(
     "add", {(O, O): coo_add_kernel, (R, R): csr_add_kernel},
     inputs=("input", "other"), params=("beta",),
-    grads={"input": lambda grad, input: sparse_mask(grad, input), "other": _add_other_backward},
+    grads={"input": lambda grad: grad, "other": lambda grad, beta: grad if beta == 1 else _pw.neg(grad)},
     zero_preserving=True,
 )
 
@@ -290,10 +340,10 @@ def expand_sparse(x, shape):
     repeated along the broadcast sparse dims, values along the broadcast dense dims)."""
     if x.layout is R:
         x = to_sparse_coo(x)
-    p = x._data
     be = _dispatch.get_backend(x.device)
+    x, v = stored(x, linear=True)
+    p = x._data
     idx, rep, coalesced = _expand_pattern(be, p, shape)
-    v = _values(x)
     if rep is not None:
         v = v.index_select(0, wrap(rep, D.int64, x.device, S))
     target = (idx.shape[1],) + tuple(shape[len(shape) - p.dense_dim:])
@@ -306,8 +356,10 @@ def expand_sparse(x, shape):
 def _gather_key(be, p, lead, k, shape):
     """Index of a dense operand of ``shape`` at the stored entries of ``p`` (its first ``k``
     dims line up with sparse dims ``lead..lead+k`` of ``p``): (linear index or None, key)."""
-    idx = _coo_indices(be, p)
     full = all(shape[j] != 1 for j in range(k))
+    if full and k == len(shape) and lead == 0 and k == (p.indices.shape[0] if p.__class__ is COO else len(p.shape)):
+        return _keys(be, p), None  # the same shape: the pattern's own linear index (the hot case)
+    idx = _coo_indices(be, p)
     if full and k == len(shape):
         return C.linear_index(be, idx[lead: lead + k], shape), None
     return None, tuple(idx[j + lead] if shape[j] != 1 else 0 for j in range(k))
@@ -366,8 +418,8 @@ def _with_dense(s, d, fn, name, swap=False):
     was_csr = s.layout is R
     if tuple(s.shape) != shape:
         s = expand_sparse(s, shape)
+    s, v = stored(s, linear=True)
     dv = _dense_at(d, s)
-    v = _values(s)
     r = with_values(s, fn(dv, v) if swap else fn(v, dv))
     if was_csr and r.layout is not R and len(shape) in (2, 3):
         r = to_sparse_csr(r)

@@ -27,8 +27,8 @@ from ._convert import coalesce, csr_row_indices
 from ._payload import COO, CSR
 
 __all__ = [
-    "csr_form", "csr_t_form", "spmm", "spmm_reduce", "sddmm", "spgemm", "use_numba",
-    "row_counts", "entry_rows",
+    "csr_form", "csr_t_form", "entry_rows", "row_counts", "sddmm", "spgemm", "spmm",
+    "spmm_reduce", "use_numba",
 ]
 
 _PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
@@ -47,9 +47,13 @@ def use_numba(flag):
     return old
 
 
-def _nb(be):
-    """The numba kernels on the CPU backend, or None (other backends, numba missing/disabled)."""
-    if not _ENABLED[0] or be.name != "cpu":
+_NB_DTYPES = frozenset("float32 float64 complex64 complex128 int32 int64".split())
+
+
+def _nb(be, dt):
+    """The numba kernels on the CPU backend for dtype ``dt``, or None (other backends and
+    dtypes, numba missing or disabled)."""
+    if not _ENABLED[0] or be.name != "cpu" or dt.name not in _NB_DTYPES:
         return None
     k = _NUMBA[0]
     if k is None:
@@ -160,14 +164,16 @@ def spmm(be, p, x, transpose=False):
     m, n = p.shape
     rows_out = n if transpose else m
     k = x.shape[1]
-    dt = xp.result_type(p.values.dtype, x.dtype)
-    vals = p.values if p.values.dtype == dt else p.values.astype(dt)
-    if x.dtype != dt:
+    vals = p.values
+    dt = x.dtype
+    if vals.dtype != dt:
+        dt = xp.result_type(vals.dtype, dt)
+        vals = vals.astype(dt)
         x = x.astype(dt)
     nnz = p.nnz
     if nnz == 0 or k == 0:
         return xp.zeros((rows_out, k), dtype=dt)
-    nb = _nb(be)
+    nb = _nb(be, dt)
     small = nnz * k < _PAR_WORK
     if nb is not None and small and p.__class__ is COO:
         # scatter over the stored entries: no CSR form needed (uncoalesced COO included)
@@ -246,11 +252,14 @@ def spmm_reduce(be, p, x, reduce):
     red = xp.maximum if reduce == "amax" else xp.minimum
     best = red.reduceat(prods, starts, axis=0)
     seg = xp.repeat(xp.arange(nonempty.shape[0]), counts[nonempty])
-    hit = prods == best[seg]
+    b = best[seg]
+    hit = prods == b
+    if prods.dtype.kind in "fc":  # a NaN wins (maximum/minimum propagate it): point at it
+        hit |= xp.isnan(prods) & xp.isnan(b)
     pos = xp.where(hit, xp.arange(nnz)[:, None], nnz)
     first = xp.minimum.reduceat(pos, starts, axis=0)  # the first stored entry reaching it
     out[nonempty] = best
-    arg[nonempty] = first if perm is None else perm[xp.minimum(first, nnz - 1)]
+    arg[nonempty] = first if perm is None else perm[first]
     return out, arg
 
 
@@ -268,7 +277,7 @@ def sddmm(be, left, right, p):
     rows, cols = entry_rows(be, p), _cols(p)
     left = xp.ascontiguousarray(left, dtype=dt)
     right = xp.ascontiguousarray(right, dtype=dt)
-    nb = _nb(be)
+    nb = _nb(be, dt)
     if nb is not None:
         out = xp.empty(nnz, dtype=dt)
         zero = out.dtype.type(0)

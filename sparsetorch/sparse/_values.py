@@ -2,7 +2,7 @@
 
 A zero-preserving ``f`` (``f(0) == 0``) maps a sparse tensor to a sparse tensor with the same
 pattern: ``f(x) = with_values(x, f(values(x)))``. The kernel-table entries made here are
-composites of the differentiable primitives (``_values``, ``with_values``, ``coalesce``) and of
+composites of the differentiable primitives (``values``, ``with_values``, ``coalesce``) and of
 the dense op itself, so
 
 - COO, hybrid COO and CSR share the code (the payloads differ only in how they store the pattern);
@@ -11,24 +11,37 @@ the dense op itself, so
 
 Uncoalesced COO: duplicate entries sum, so a NON-LINEAR ``f`` must see the summed value
 (``f(a) + f(b) != f(a + b)``) and the input is coalesced first. Linear ops (``neg``, scalar
-``mul``/``div``, ``to(dtype)``, ``deg2rad``) map the duplicates as they are, which keeps them
-O(nnz) with no sort.
+``mul``/``div``, ``to(dtype)``, ``deg2rad``) map the duplicates as they are (O(nnz), no sort)
+when no gradient is recorded; with a gradient they coalesce too, because the gradient of a
+sparse tensor is defined on its coalesced pattern (``mask_grad``).
 """
 
 from .._dispatch import composite
 from .._layout import sparse_coo, sparse_csr
-from .._ops.sparse_core import _values, coalesce, with_values
+from .._ops.sparse_core import _values, coalesce, values, with_values
+from ..autograd.grad_mode import GRAD_ENABLED
 
-__all__ = ["map_values", "values_kernels", "dense_result_error"]
+__all__ = ["stored", "map_values", "values_kernels", "dense_result_error"]
 
 _COO, _CSR = (sparse_coo,), (sparse_csr,)
+_grad_enabled = GRAD_ENABLED.get
+
+
+def stored(x, linear=False):
+    """``(x, v)``: sparse ``x`` (coalesced first where needed) and its stored values ``v``,
+    differentiable. ``linear``: the caller maps the values linearly, so an uncoalesced COO that
+    needs no gradient keeps its duplicates (sum of f(duplicates) == f(sum))."""
+    if x.layout is sparse_coo and not x._data.coalesced:
+        if linear and not (x._rg and _grad_enabled()):
+            return x, _values(x)
+        x = coalesce(x)
+    return x, values(x)
 
 
 def map_values(fn, x, params=(), linear=False):
     """``fn(values, *params)`` on the stored values of sparse ``x``; same pattern (differentiable)."""
-    if not linear and x.layout is sparse_coo and not x._data.coalesced:
-        x = coalesce(x)
-    return with_values(x, fn(_values(x), *params))
+    x, v = stored(x, linear)
+    return with_values(x, fn(v, *params))
 
 
 def values_kernels(fn, linear=False, check=None):
