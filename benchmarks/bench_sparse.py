@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import _harness  # benchmarks/ is on sys.path when this file runs as a script
 import numpy as np
@@ -37,6 +38,9 @@ try:
     import torch
 except ImportError:  # the torch columns are skipped
     torch = None
+
+# torch's "sparse CSR is beta" / "invariant checks implicitly disabled" notices
+warnings.filterwarnings("ignore", message=".*[Ss]parse.*")
 
 BASE = ["scipy", "torch"]
 

@@ -543,9 +543,11 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (the reflected ``-``)."""
-    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.layout is not strided:
-        return _sub(other, input if alpha == 1 else mul(input, alpha))  # no silent densifying
-    return sub(other if isinstance(other, Tensor) else _as_tensor_like(other, input), input, alpha=alpha)
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    if input.layout is not strided:  # scalar - sparse: raises unless 0 (never densifies silently)
+        return _sub(other, input if alpha == 1 else mul(input, alpha))
+    return sub(_as_tensor_like(other, input), input, alpha=alpha)
 
 
 def _as_tensor_like(x, like):

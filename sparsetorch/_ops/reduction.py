@@ -231,6 +231,7 @@ def _max_min(input, dim, keepdim, out, fname, op, is_max):
         raise TypeError(
             f"{fname}(): argument 'dim' must be int (or 'other' a Tensor), not {type(dim).__name__}"
         )
+    _no_sparse_indices(input, fname)
     d = norm_dim(dim, input.ndim, fname)
     check_nonempty(input, (d,), fname, True)
     idx = _sorting.arg_extreme(input, d, True, is_max)
@@ -252,13 +253,25 @@ def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's na
     return _max_min(input, dim, keepdim, out, "min", _amin_op, False)
 
 
+def _no_sparse_indices(input, fname):
+    if input.layout is not strided:
+        raise NotImplementedError(
+            f"{fname}: indices of the extreme values are not implemented for layout "
+            f"{input.layout.name}; use amax/amin for the values (sparse), or call .to_dense() first"
+        )
+
+
 def argmax(input, dim=None, keepdim=False):
     """Index of the (first) largest value, over the flattened input if ``dim`` is None."""
+    check_tensor(input, "argmax")
+    _no_sparse_indices(input, "argmax")
     return _sorting.argextreme_public(input, dim, keepdim, "argmax", True)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the (first) smallest value, over the flattened input if ``dim`` is None."""
+    check_tensor(input, "argmin")
+    _no_sparse_indices(input, "argmin")
     return _sorting.argextreme_public(input, dim, keepdim, "argmin", False)
 
 

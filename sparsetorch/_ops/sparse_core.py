@@ -81,11 +81,9 @@ def _lookup(be, src, p):
 
 
 def _values_at_sparse(be, x, p):
-    if x.__class__ is p.__class__ and (x.indices is p.indices if x.__class__ is COO else x.col is p.col):
-        # the same pattern (a gradient built on it): entry by entry. This matters for an
-        # uncoalesced pattern, whose gradient holds one value per stored entry (duplicates
-        # must not be summed by a lookup).
-        return x.values
+    if x.__class__ is p.__class__ and (
+            x.indices is p.indices and x.coalesced if x.__class__ is COO else x.col is p.col):
+        return x.values  # the same (coalesced) pattern: no lookup needed
     xs = x if x.__class__ is COO else C.csr_to_coo(be, x)
     ps = p if p.__class__ is COO else C.csr_to_coo(be, p)
     if xs.indices.shape[0] != ps.indices.shape[0]:

@@ -357,9 +357,10 @@ def _mm_extreme(a, x, red):
 
 
 def _check_mm(a, b):
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"sparse.mm: expected 2-D matrices, got {a.ndim}-D and {b.ndim}-D")
-    if a.shape[1] != b.shape[0]:
+    sa, sb = a._data.shape, b._data.shape  # plain tuples: cheaper than Size on the tiny path
+    if len(sa) != 2 or len(sb) != 2:
+        raise RuntimeError(f"sparse.mm: expected 2-D matrices, got {len(sa)}-D and {len(sb)}-D")
+    if sa[1] != sb[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_dims_str(a.shape)} and "
             f"{_dims_str(b.shape)})")

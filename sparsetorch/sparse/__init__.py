@@ -25,7 +25,9 @@ def __getattr__(name):
     import importlib
 
     if name in _PUBLIC:
-        return getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+        value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+        globals()[name] = value  # resolved once: later accesses skip this hook (hot path)
+        return value
     if name in _FROM_OPS:
         from .. import _ops
 

@@ -29,13 +29,13 @@ from .._ops.sparse_core import (
     to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values,
 )
 from . import _convert as C
-from ._payload import COO, CSR
+from . import _merge as M
+from ._payload import COO
 from ._values import dense_result_error, map_values, stored
 
 __all__ = ["add_kernels", "mul_kernels", "div_kernels", "expand_sparse"]
 
 O, R, S = sparse_coo, sparse_csr, strided
-_SCIPY_MIN_NNZ = 4096  # below this, building SciPy objects (~20 us each) costs more than it saves
 
 
 def _prod(sizes):
@@ -50,157 +50,13 @@ def _coo_indices(be, p):
     if p.__class__ is COO:
         return p.indices
     if p.crow.ndim == 1:
-        return be.xp.stack([_rows(be, p), p.col.astype(be.xp.int64, copy=False)])
+        return be.xp.stack([M.rows_of(be, p), p.col.astype(be.xp.int64, copy=False)])
     return C.csr_to_coo(be, p).indices
-
-
-# ---- union (add / sub) kernels ----
-
-def _rows(be, p):
-    """Row of every stored entry of a 2-D CSR payload (cached on the pattern, as sparse/_spmm.py)."""
-    c = p._cache
-    if c is None:
-        c = p._cache = {}
-    r = c.get("rows")
-    if r is None:
-        r = c["rows"] = C.csr_row_indices(be, p.crow)
-    return r
-
-
-def _keys(be, p):
-    """Row-major linear index of the stored entries of a COO or 2-D CSR payload."""
-    if p.__class__ is CSR:
-        k = _rows(be, p) * p.shape[1]
-        k += p.col
-        return k
-    if p.indices.shape[0] == 2:
-        k = p.indices[0] * p.shape[1]
-        k += p.indices[1]
-        return k
-    return C.linear_index(be, p.indices, p.shape[: p.indices.shape[0]])
-
-
-def _union_keys(be, ka, va, kb, vb, beta):
-    """Sorted unique keys of ``ka`` ∪ ``kb`` (each sorted, unique) and ``va + beta * vb`` on them:
-    a stable sort of the concatenation (a merge of two sorted runs), then the sum of equal keys."""
-    xp = be.xp
-    k = xp.concatenate((ka, kb))
-    v = xp.concatenate((va, vb if beta == 1 else -vb))
-    order = xp.argsort(k, kind="stable")
-    sk = k[order]
-    vals = v[order]
-    n = sk.shape[0]
-    if n < 2:
-        return sk, vals
-    dup = xp.flatnonzero(sk[1:] == sk[:-1])
-    if dup.shape[0] == 0:
-        return sk, vals
-    dup += 1
-    keep = xp.ones(n, dtype=bool)
-    keep[dup] = False
-    out = vals[keep]
-    # the j-th duplicate (at sorted position dup[j]) belongs to output row dup[j] - j - 1
-    rows = dup - xp.arange(1, dup.shape[0] + 1)
-    if out.dtype == bool:
-        out[rows] |= vals[dup]
-    else:
-        out[rows] += vals[dup]
-    return sk[keep], out
-
-
-def _crow_of(be, rows, m):
-    xp = be.xp
-    crow = xp.zeros(m + 1, dtype=xp.int64)
-    if rows.shape[0]:
-        xp.cumsum(xp.bincount(rows, minlength=m), out=crow[1:])
-    return crow
-
-
-def _scipy_ok(be, a, b):
-    return (be.name == "cpu" and a.values.ndim == 1 and a.values.dtype.kind == "f"
-            and a.nnz + b.nnz >= _SCIPY_MIN_NNZ)
-
-
-def _sp_csr(be, crow, col, data, shape):
-    """A SciPy CSR array on the given buffers (no copies, no index-dtype downcast)."""
-    m = be.sp.csr_array(shape, dtype=data.dtype)
-    m.data, m.indices, m.indptr = data, col, crow
-    m.has_sorted_indices = True
-    m.has_canonical_format = True
-    return m
-
-
-def _marked(xp, v, mark):
-    """``v + mark * 1j`` in the complex dtype of ``v`` (two strided writes: faster than ``v + 1j``)."""
-    c = xp.empty(v.shape[0], dtype=xp.complex64 if v.dtype == xp.float32 else xp.complex128)
-    c.real = v
-    c.imag = mark
-    return c
-
-
-def _csr_union_scipy(be, crow_a, col_a, va, crow_b, col_b, vb, shape, beta):
-    """SciPy's C++ row merge (large 2-D inputs), with an imaginary marker added to every value so
-    that no sum is 0: SciPy drops zero results, the union keeps them (stored zeros, cancellations)."""
-    xp = be.xp
-    r = _sp_csr(be, crow_a, col_a, _marked(xp, va, 1), shape) + _sp_csr(
-        be, crow_b, col_b, _marked(xp, vb if beta == 1 else -vb, 2), shape)
-    idt = crow_a.dtype
-    return (r.indptr.astype(idt, copy=False), r.indices.astype(idt, copy=False),
-            xp.ascontiguousarray(r.data.real))
-
-
-def _same_pattern(a, b):
-    if a.__class__ is COO:
-        return a.indices is b.indices
-    return a.col is b.col and a.crow is b.crow
-
-
-def coo_add_kernel(be, a, b, beta):
-    """Coalesced COO ``a + beta * b`` (same shape and sparse_dim)."""
-    xp = be.xp
-    a, b = C.coalesce(be, a), C.coalesce(be, b)
-    if _same_pattern(a, b):  # e.g. accumulating gradients of one pattern
-        return a.with_values(a.values + b.values if beta == 1 else a.values - b.values)
-    sd = a.sparse_dim
-    if sd == 2 and _scipy_ok(be, a, b):
-        m = a.shape[0]
-        crow, col, vals = _csr_union_scipy(
-            be, _crow_of(be, a.indices[0], m), a.indices[1], a.values,
-            _crow_of(be, b.indices[0], m), b.indices[1], b.values, a.shape, beta)
-        idx = xp.empty((2, col.shape[0]), dtype=xp.int64)
-        idx[0] = C.csr_row_indices(be, crow)
-        idx[1] = col
-        return COO(idx, vals, a.shape, True)
-    sk, vals = _union_keys(be, _keys(be, a), a.values, _keys(be, b), b.values, beta)
-    if sd == 2:
-        idx = xp.empty((2, sk.shape[0]), dtype=xp.int64)
-        xp.divmod(sk, a.shape[1], out=(idx[0], idx[1]))
-    else:
-        idx = C._unravel(be, sk, a.shape[:sd])
-    return COO(idx, vals, a.shape, True)
-
-
-def csr_add_kernel(be, a, b, beta):
-    """CSR ``a + beta * b`` (same shape; batched CSR goes through COO)."""
-    if _same_pattern(a, b):
-        return a.with_values(a.values + b.values if beta == 1 else a.values - b.values)
-    if a.crow.ndim != 1:
-        u = coo_add_kernel(be, C.csr_to_coo(be, a), C.csr_to_coo(be, b), beta)
-        return C.coo_to_csr(be, u, a.crow.dtype)
-    if _scipy_ok(be, a, b):
-        crow, col, vals = _csr_union_scipy(be, a.crow, a.col, a.values, b.crow, b.col, b.values, a.shape, beta)
-        return CSR(crow, col, vals, a.shape)
-    xp = be.xp
-    m, n = a.shape
-    sk, vals = _union_keys(be, _keys(be, a), a.values, _keys(be, b), b.values, beta)
-    rows, col = xp.divmod(sk, n)
-    idt = a.crow.dtype
-    return CSR(_crow_of(be, rows, m).astype(idt, copy=False), col.astype(idt, copy=False), vals, a.shape)
 
 
 # The gradient (sparse, with the union pattern) is masked to each input's pattern by the engine.
 _sparse_add_op = defop(
-    "add", {(O, O): coo_add_kernel, (R, R): csr_add_kernel},
+    "add", {(O, O): M.coo_add, (R, R): M.csr_add},
     inputs=("input", "other"), params=("beta",),
     grads={"input": lambda grad: grad, "other": lambda grad, beta: grad if beta == 1 else _pw.neg(grad)},
     zero_preserving=True,
@@ -270,27 +126,12 @@ def add_kernels(beta):
 
 # ---- intersection (sparse * sparse) ----
 
-def _intersect_kernel(be, a, b):
-    """COO payload of the positions stored in both ``a`` and ``b`` (a's values there)."""
-    xp = be.xp
-    a = C.coalesce(be, a if a.__class__ is COO else C.csr_to_coo(be, a))
-    b = C.coalesce(be, b if b.__class__ is COO else C.csr_to_coo(be, b))
-    sizes = a.shape[: a.sparse_dim]
-    ka, kb = C.linear_index(be, a.indices, sizes), C.linear_index(be, b.indices, sizes)
-    if kb.shape[0] == 0 or ka.shape[0] == 0:
-        hit = xp.zeros(ka.shape[0], dtype=bool)
-    else:
-        pos = xp.minimum(xp.searchsorted(kb, ka), kb.shape[0] - 1)
-        hit = kb[pos] == ka
-    return COO(a.indices[:, hit], a.values[hit], a.shape, True)
-
-
 def _mul_sparse_sparse(a, b):
     _same_shape(a, b, "mul")
     both_csr = a.layout is R and b.layout is R
     a, b = _common(a, b, "mul")
     be = _dispatch.get_backend(a.device)
-    p = _intersect_kernel(be, a._data, b._data)
+    p = M.intersect(be, a._data, b._data)
     pattern = wrap(p, a.dtype, a.device, O)
     r = with_values(pattern, _pw.mul(values_at(a, pattern), values_at(b, pattern)))
     return to_sparse_csr(r) if both_csr else r
@@ -358,7 +199,7 @@ def _gather_key(be, p, lead, k, shape):
     dims line up with sparse dims ``lead..lead+k`` of ``p``): (linear index or None, key)."""
     full = all(shape[j] != 1 for j in range(k))
     if full and k == len(shape) and lead == 0 and k == (p.indices.shape[0] if p.__class__ is COO else len(p.shape)):
-        return _keys(be, p), None  # the same shape: the pattern's own linear index (the hot case)
+        return M.keys_of(be, p), None  # the same shape: the pattern's own linear index (the hot case)
     idx = _coo_indices(be, p)
     if full and k == len(shape):
         return C.linear_index(be, idx[lead: lead + k], shape), None

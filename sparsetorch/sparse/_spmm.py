@@ -47,13 +47,13 @@ def use_numba(flag):
     return old
 
 
-_NB_DTYPES = frozenset("float32 float64 complex64 complex128 int32 int64".split())
-
-
 def _nb(be, dt):
-    """The numba kernels on the CPU backend for dtype ``dt``, or None (other backends and
-    dtypes, numba missing or disabled)."""
-    if not _ENABLED[0] or be.name != "cpu" or dt.name not in _NB_DTYPES:
+    """The numba kernels on the CPU backend for dtype ``dt`` (float32/64, complex64/128,
+    int32/64), or None (other backends and dtypes, numba missing or disabled)."""
+    if not _ENABLED[0] or be.name != "cpu":
+        return None
+    kind, size = dt.kind, dt.itemsize
+    if not ((kind == "f" or kind == "i") and 4 <= size <= 8 or kind == "c" and 8 <= size <= 16):
         return None
     k = _NUMBA[0]
     if k is None:
@@ -175,16 +175,16 @@ def spmm(be, p, x, transpose=False):
         return xp.zeros((rows_out, k), dtype=dt)
     nb = _nb(be, dt)
     small = nnz * k < _PAR_WORK
-    if nb is not None and small and p.__class__ is COO:
-        # scatter over the stored entries: no CSR form needed (uncoalesced COO included)
-        out = xp.zeros((rows_out, k), dtype=dt)
-        r, c = p.indices[0], p.indices[1]
-        nb.coo_mm(c if transpose else r, r if transpose else c, vals, xp.ascontiguousarray(x), out)
-        return out
-    if small and nb is None and be.name == "cpu":  # tiny, without numba: no SciPy object
-        out = xp.zeros((rows_out, k), dtype=dt)
+    if small and (p.__class__ is COO or transpose or nb is None) and be.name == "cpu":
+        # tiny: a serial scatter over the stored entries, no CSR form, no SciPy object
         r, c = entry_rows(be, p), _cols(p)
-        xp.add.at(out, c if transpose else r, vals[:, None] * x[r if transpose else c])
+        if transpose:
+            r, c = c, r
+        out = xp.zeros((rows_out, k), dtype=dt)
+        if nb is not None:
+            nb.coo_mm(r, c, vals, x if x.flags.c_contiguous else xp.ascontiguousarray(x), out)
+        else:
+            xp.add.at(out, r, vals[:, None] * x[c])
         return out
     crow, col, perm = csr_t_form(be, p) if transpose else csr_form(be, p)
     if nb is not None:
