@@ -3,6 +3,12 @@
 ``import sparsetorch as torch`` and run PyTorch code unchanged.
 """
 
+import warnings as _warnings
+
+# torch computes inf/nan silently; NumPy would warn ("invalid value encountered in log") from
+# inside our kernels. Silence those floating-point RuntimeWarnings for sparsetorch's modules only.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"sparsetorch\.")
+
 from . import _dtype
 from ._device import device
 from ._dtype import (  # noqa: F401

@@ -256,7 +256,10 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dtype = out_dtype(dtype, out, "eye") or D.get_default_dtype()
     device = as_device(device)
-    arr = get_backend(device).xp.eye(n, m, dtype=dtype.np)
+    try:
+        arr = get_backend(device).xp.eye(n, m, dtype=dtype.np)
+    except ValueError as e:  # NumPy: "Maximum allowed dimension exceeded"
+        raise RuntimeError(f"eye(): cannot allocate a {n} x {m} tensor ({e})") from None
     return finish(wrap(arr, dtype, device, strided), requires_grad, out, "eye")
 
 

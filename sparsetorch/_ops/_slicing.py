@@ -64,6 +64,8 @@ def select(input, dim, index):
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim, "select")
     index = int(index.item()) if isinstance(index, Tensor) else index
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise TypeError(f"select(): argument 'index' must be an int, not {type(index).__name__}")
     size = input.shape[d]
     if not -size <= index < size:
         raise IndexError(

@@ -120,7 +120,12 @@ def _tri(op, input, diagonal, out, fname):
     check_tensor(input, fname)
     if input.ndim < 2:
         raise RuntimeError(f"{fname}: input tensor must have at least 2 dimensions")
-    return with_out(call(op, (input,), (int(diagonal),)), out, fname)
+    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
+        raise TypeError(f"{fname}(): argument 'diagonal' must be an int, not {type(diagonal).__name__}")
+    # a diagonal beyond the matrix keeps everything or nothing; clip so NumPy's C long can't overflow
+    m, n = input.shape[-2], input.shape[-1]
+    diagonal = max(-m - 1, min(n + 1, diagonal))
+    return with_out(call(op, (input,), (diagonal,)), out, fname)
 
 
 def tril(input, diagonal=0, *, out=None):

@@ -175,12 +175,15 @@ def spmm(be, p, x, transpose=False):
         return xp.zeros((rows_out, k), dtype=dt)
     nb = _nb(be, dt)
     small = nnz * k < _PAR_WORK
-    if small and (p.__class__ is COO or transpose or nb is None) and be.name == "cpu":
-        # tiny: a serial scatter over the stored entries, no CSR form, no SciPy object
+    if small and be.name == "cpu":
+        # tiny: a serial loop over the stored entries, no CSR form, no SciPy object
+        out = xp.zeros((rows_out, k), dtype=dt)
+        if nb is not None and not transpose and p.__class__ is CSR:
+            nb.csr_mm_ser(p.crow, p.col, vals, x if x.flags.c_contiguous else xp.ascontiguousarray(x), out)
+            return out
         r, c = entry_rows(be, p), _cols(p)
         if transpose:
             r, c = c, r
-        out = xp.zeros((rows_out, k), dtype=dt)
         if nb is not None:
             nb.coo_mm(r, c, vals, x if x.flags.c_contiguous else xp.ascontiguousarray(x), out)
         else:
@@ -192,16 +195,13 @@ def spmm(be, p, x, transpose=False):
         out = xp.empty((rows_out, k), dtype=dt)
         use = perm is not None
         pm = perm if use else crow[:0]
-        if small:
-            nb.csr_mm_ser(crow, col, pm, use, vals, x, out)
-        else:
-            nt = nb.numba.get_num_threads()
-            c = _cache(p)
-            key = ("bounds", transpose, nt)
-            bd = c.get(key)
-            if bd is None:
-                bd = c[key] = _bounds(be, crow, 4 * nt)
-            nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
+        nt = nb.numba.get_num_threads()
+        c = _cache(p)
+        key = ("bounds", transpose, nt)
+        bd = c.get(key)
+        if bd is None:
+            bd = c[key] = _bounds(be, crow, 4 * nt)
+        nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
         return out
     v = vals if perm is None else vals[perm]
     return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
@@ -341,27 +341,32 @@ def _build_numba():
     except ImportError:
         return False
 
-    @njit(cache=True)
-    def _mm_rows(crow, col, perm, use_perm, vals, x, out, r0, r1):
+    # Each kernel is self-contained: a kernel that calls another jitted function of this scope
+    # would hold it as a closure variable, which changes the cache key in every process.
+    @njit(parallel=True, cache=True)
+    def csr_mm_par(crow, col, perm, use_perm, vals, x, out, bounds):
         k = x.shape[1]
-        for i in range(r0, r1):
+        for b in prange(bounds.shape[0] - 1):
+            for i in range(bounds[b], bounds[b + 1]):
+                o = out[i]
+                for d in range(k):
+                    o[d] = 0
+                for q in range(crow[i], crow[i + 1]):
+                    v = vals[perm[q]] if use_perm else vals[q]
+                    xr = x[col[q]]
+                    for d in range(k):
+                        o[d] += v * xr[d]
+
+    @njit(cache=True)
+    def csr_mm_ser(crow, col, vals, x, out):  # out zeroed by the caller
+        k = x.shape[1]
+        for i in range(crow.shape[0] - 1):
             o = out[i]
-            for d in range(k):
-                o[d] = 0
             for q in range(crow[i], crow[i + 1]):
-                v = vals[perm[q]] if use_perm else vals[q]
+                v = vals[q]
                 xr = x[col[q]]
                 for d in range(k):
                     o[d] += v * xr[d]
-
-    @njit(parallel=True, cache=True)
-    def csr_mm_par(crow, col, perm, use_perm, vals, x, out, bounds):
-        for b in prange(bounds.shape[0] - 1):
-            _mm_rows(crow, col, perm, use_perm, vals, x, out, bounds[b], bounds[b + 1])
-
-    @njit(cache=True)
-    def csr_mm_ser(crow, col, perm, use_perm, vals, x, out):
-        _mm_rows(crow, col, perm, use_perm, vals, x, out, 0, crow.shape[0] - 1)
 
     @njit(cache=True)
     def coo_mm(rows, cols, vals, x, out):
@@ -373,27 +378,30 @@ def _build_numba():
             for d in range(k):
                 o[d] += v * xr[d]
 
-    # reassociation lets LLVM vectorise the dot products (the only fast-math flag: NaN/inf
+    # reassociation lets LLVM vectorise the dot products (the only fast-math flags: NaN/inf
     # semantics stay IEEE); the summation order then differs from a serial loop by rounding only
-    @njit(cache=True, fastmath={"reassoc", "contract"})
-    def _dots(rows, cols, left, right, out, s, e, zero):
+    @njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
+    def sddmm_par(rows, cols, left, right, out, bounds, zero):
         k = left.shape[1]
-        for q in range(s, e):
+        for b in prange(bounds.shape[0] - 1):
+            for q in range(bounds[b], bounds[b + 1]):
+                lr = left[rows[q]]
+                rr = right[cols[q]]
+                acc = zero
+                for d in range(k):
+                    acc += lr[d] * rr[d]
+                out[q] = acc
+
+    @njit(cache=True, fastmath={"reassoc", "contract"})
+    def sddmm_ser(rows, cols, left, right, out, zero):
+        k = left.shape[1]
+        for q in range(rows.shape[0]):
             lr = left[rows[q]]
             rr = right[cols[q]]
             acc = zero
             for d in range(k):
                 acc += lr[d] * rr[d]
             out[q] = acc
-
-    @njit(parallel=True, cache=True)
-    def sddmm_par(rows, cols, left, right, out, bounds, zero):
-        for b in prange(bounds.shape[0] - 1):
-            _dots(rows, cols, left, right, out, bounds[b], bounds[b + 1], zero)
-
-    @njit(cache=True)
-    def sddmm_ser(rows, cols, left, right, out, zero):
-        _dots(rows, cols, left, right, out, 0, rows.shape[0], zero)
 
     class Kernels:
         pass
