@@ -23,12 +23,12 @@ from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
+from ..sparse._values import stored
 from ._reduce import backend_of, quiet
 from ._util import check_tensor, norm_dim
-from ..sparse._values import stored
-from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
+from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
 
-__all__ = ["sparse_sum", "sparse_softmax", "sparse_log_softmax"]
+__all__ = ["sparse_log_softmax", "sparse_softmax", "sparse_sum"]
 
 O, R, S = (sparse_coo,), (sparse_csr,), (strided,)
 
@@ -50,7 +50,7 @@ class Segments:
     ``ids[i]`` is the output row of entry ``i``. ``n_out``: the number of output rows.
     """
 
-    __slots__ = ("starts", "slots", "ids_", "n_out", "nnz", "counts_")
+    __slots__ = ("counts_", "ids_", "n_out", "nnz", "slots", "starts")
 
     def __init__(self, n_out, nnz, starts=None, ids=None, slots=None):
         self.n_out, self.nnz, self.starts, self.slots = n_out, nnz, starts, slots

@@ -25,13 +25,18 @@ def linear_index(be, indices, sizes):
 
 
 def _unravel(be, lin, sizes):
+    """Inverse of :func:`linear_index` (one ``divmod`` pass per dimension)."""
     xp = be.xp
     out = xp.empty((len(sizes), lin.shape[0]), dtype=xp.int64)
     rest = lin
-    for d in range(len(sizes) - 1, -1, -1):
+    for d in range(len(sizes) - 1, 0, -1):
         s = sizes[d]
-        out[d] = rest % s if s else 0
-        rest = rest // s if s else rest
+        if s:
+            rest, out[d] = xp.divmod(rest, s)
+        else:
+            out[d] = 0
+    if len(sizes):
+        out[0] = rest
     return out
 
 

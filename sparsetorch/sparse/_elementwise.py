@@ -25,15 +25,13 @@ from .. import _dtype as D
 from .._dispatch import SCALAR, call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._ops import pointwise as _pw  # resolved at call time (pointwise imports this module)
-from .._ops.sparse_core import (
-    to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values,
-)
+from .._ops.sparse_core import to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values
 from . import _convert as C
 from . import _merge as M
 from ._payload import COO
 from ._values import dense_result_error, map_values, stored
 
-__all__ = ["add_kernels", "mul_kernels", "div_kernels", "expand_sparse"]
+__all__ = ["add_kernels", "div_kernels", "expand_sparse", "mul_kernels"]
 
 O, R, S = sparse_coo, sparse_csr, strided
 

@@ -21,7 +21,7 @@ from . import _convert as C
 from . import _spmm
 from ._payload import COO, CSR
 
-__all__ = ["coo_add", "csr_add", "intersect", "rows_of", "keys_of"]
+__all__ = ["coo_add", "csr_add", "intersect", "keys_of", "rows_of"]
 
 _SCIPY_MIN_NNZ = 4096  # below this, building SciPy objects (~20 us each) costs more than it saves
 _NB = [None]  # compiled kernels; None: not built yet; False: numba does not import

@@ -21,7 +21,7 @@ from .._layout import sparse_coo, sparse_csr
 from .._ops.sparse_core import _values, coalesce, values, with_values
 from ..autograd.grad_mode import GRAD_ENABLED
 
-__all__ = ["stored", "map_values", "values_kernels", "dense_result_error"]
+__all__ = ["dense_result_error", "map_values", "stored", "values_kernels"]
 
 _COO, _CSR = (sparse_coo,), (sparse_csr,)
 _grad_enabled = GRAD_ENABLED.get

@@ -20,7 +20,7 @@ def _samples(keepdim=True, tuples=True):
     def samples(dtype, rg):
         out = []
         for i, shape in enumerate([(3, 4), (2, 3, 4)]):
-            x = lambda seed=i: make(shape, dtype, rg, seed=seed)  # noqa: E731
+            x = lambda seed=i, shape=shape: make(shape, dtype, rg, seed=seed)
             nd = len(shape)
             out += [Sample((x(),), name=f"{shape}-all"), Sample((x(),), {"dim": 0}, name=f"{shape}-0"),
                     Sample((x(),), {"dim": 1}, name=f"{shape}-1"), Sample((x(),), {"dim": -1}, name=f"{shape}-last")]
