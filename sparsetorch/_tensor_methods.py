@@ -59,6 +59,12 @@ class TensorMethods:
     def sparse_mask(self, mask):
         return _ops.sparse_mask(self, mask)
 
+    def sparse_resize_(self, size, sparse_dim, dense_dim):
+        return _ops.sparse_resize_(self, size, sparse_dim, dense_dim)
+
+    def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+        return _ops.sparse_resize_and_clear_(self, size, sparse_dim, dense_dim)
+
     def to_scipy(self):
         return _ops.to_scipy(self)
 
@@ -637,6 +643,8 @@ class TensorMethods:
         return _ops.ravel(self)
     def narrow(self, dim, start, length):
         return _ops.narrow(self, dim, start, length)
+    def narrow_copy(self, dim, start, length):
+        return _ops.narrow_copy(self, dim, start, length)
     def select(self, dim, index):
         return _ops.select(self, dim, index)
     def split(self, split_size, dim=0):

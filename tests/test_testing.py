@@ -156,6 +156,17 @@ def test_default_tolerances_per_dtype():
         assert_close(T([True, False]), T([True, True]))
 
 
+CASES = [
+    ([1.0, 2.0, 3.0], [1.0, 2.5, 3.5], "float32"),
+    ([[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 5.0]], "float32"),
+    ([1.0, 2.0], [1.0, 2.1], "float64"),
+    ([1, 2, 3], [1, 4, 3], "int64"),
+    ([1 + 1j], [1 + 2j], "complex64"),
+    ([1.0, float("nan")], [1.0, 2.0], "float32"),
+]
+
+
+@pytest.mark.parametrize("a,e,dtype", CASES)
 def test_messages_match_torch(a, e, dtype):
     torch = pytest.importorskip("torch")
     ours = _message(assert_close, T(a, dtype=getattr(st, dtype)), T(e, dtype=getattr(st, dtype)))

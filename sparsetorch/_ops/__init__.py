@@ -9,6 +9,7 @@ from .indexing import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .sparse_core import *  # noqa: F401,F403
+from .sparse_shape import *  # noqa: F401,F403
 from .sparse_core import _indices, _nnz, _values, dense_dim, sparse_dim  # noqa: F401
 from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torch names)
     array_protocol, index_value, item, payload_numpy, scalar_value, tensor_repr, to_bool,

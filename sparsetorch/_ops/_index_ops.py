@@ -4,9 +4,10 @@ index_fill zero the written slices of the input's gradient."""
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._dispatch import call, defop
-from .._layout import strided
+from .._dispatch import call, composite, defop
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from . import sparse_shape as _sps
 from ._scatter import _check_bounds, _check_index, gather
 from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for
@@ -39,7 +40,10 @@ def _index_select_backward(grad, index, dim, in_shape):
 
 
 _index_select_op = defop(
-    "index_select", {S2: _index_select_kernel}, inputs=("input", "index"), params=("dim", "in_shape"),
+    "index_select",
+    {S2: _index_select_kernel, (sparse_coo, strided): composite(_sps.coo_index_select),
+     (sparse_csr, strided): composite(_sps.csr_index_select)},
+    inputs=("input", "index"), params=("dim", "in_shape"),
     grads={"input": _index_select_backward}, zero_preserving=True,
 )
 

@@ -8,9 +8,10 @@ keyed by the layout shared by all inputs, so a sparse layout is one more entry i
 import numbers
 
 from .. import _dtype as D
-from .._dispatch import call, defop
-from .._layout import strided
+from .._dispatch import call, composite, defop
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
+from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, with_out
 from .shape import expand, reshape, unsqueeze
 
@@ -32,8 +33,10 @@ def _stack_strided(be, *args):
     return be.xp.stack(arrays, axis=dim)
 
 
-_CAT_KERNELS = {strided: _cat_strided}
-_STACK_KERNELS = {strided: _stack_strided}
+_CAT_KERNELS = {strided: _cat_strided, sparse_coo: composite(_sps.coo_cat),
+                sparse_csr: composite(_sps.csr_cat)}
+_STACK_KERNELS = {strided: _stack_strided, sparse_coo: composite(_sps.coo_stack),
+                  sparse_csr: composite(_sps.csr_stack)}
 _ops_by_arity = {}
 
 
@@ -120,7 +123,13 @@ def cat(tensors, dim=0, *, out=None):
                     )
     ts = tuple(x[1] for x in live)
     sizes = tuple(x[2][d] for x in live)
-    return with_out(call(_joining_op("cat", len(ts)), ts, (d, sizes), dt, dt), out, "cat")
+    try:
+        r = call(_joining_op("cat", len(ts)), ts, (d, sizes), dt, dt)
+    except NotImplementedError:
+        if len({t.layout for t in ts}) > 1:  # mixed layouts: say so, with the conversions
+            raise _sps.joining_error(ts, "cat") from None
+        raise
+    return with_out(r, out, "cat")
 
 
 def concat(tensors, dim=0, *, out=None):
@@ -148,7 +157,12 @@ def stack(tensors, dim=0, *, out=None):
             dt = D.promote_types(dt, t.dtype)
     n = len(shape) + 1
     d = dim if dim.__class__ is int and 0 <= dim < n else norm_dim(dim, n, "stack")
-    r = call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt, dt)
+    try:
+        r = call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt, dt)
+    except NotImplementedError:
+        if len({t.layout for t in tensors}) > 1:
+            raise _sps.joining_error(tensors, "stack") from None
+        raise
     return with_out(r, out, "stack")
 
 

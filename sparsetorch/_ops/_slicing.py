@@ -6,9 +6,10 @@ import numbers
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._dispatch import call, defop
-from .._layout import strided
+from .._dispatch import call, composite, defop
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim
 from .shape import _ints, reshape, unsqueeze
 
@@ -31,9 +32,11 @@ def _key_kernel(be, x, key, in_shape):
     return x[key]
 
 
-_slice_op = defop("slice", {S: _key_kernel}, params=("key", "in_shape"),
+_slice_op = defop("slice", {S: _key_kernel, (sparse_coo,): composite(_sps.coo_narrow),
+                            (sparse_csr,): composite(_sps.csr_narrow)}, params=("key", "in_shape"),
                   grads={"input": _key_view_backward}, view=True)
-_select_op = defop("select", {S: _key_kernel}, params=("key", "in_shape"),
+_select_op = defop("select", {S: _key_kernel, (sparse_coo,): composite(_sps.coo_select),
+                              (sparse_csr,): composite(_sps.csr_select)}, params=("key", "in_shape"),
                    grads={"input": _key_view_backward}, view=True)
 
 

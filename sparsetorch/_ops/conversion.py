@@ -8,10 +8,11 @@ import numpy as np  # host-side interop (numpy(), __array__, item, repr); kernel
 from .. import _dtype as D
 from .._backend import get_backend
 from .._device import CPU, as_device, device
-from .._dispatch import call, defop, wrap
-from .._layout import strided
+from .._dispatch import call, composite, defop, wrap
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..sparse._values import values_kernels
+from . import sparse_shape as _sps
 from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
 from ._util import check_tensor
 
@@ -39,7 +40,8 @@ _to_dtype_op = defop(
 # order="K" keeps the strides of a dense non-contiguous input (torch's preserve_format)
 _clone_op = defop(
     "clone",
-    {S: lambda be, x: x.copy(order="K")},
+    {S: lambda be, x: x.copy(order="K"), (sparse_coo,): composite(_sps.coo_clone),
+     (sparse_csr,): composite(_sps.csr_clone)},
     grads={"input": lambda grad: grad},
     zero_preserving=True,
 )

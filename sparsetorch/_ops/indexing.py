@@ -19,6 +19,7 @@ from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from ._util import check_tensor, inplace_of
+from .sparse_shape import sparse_getitem
 
 __all__ = [
     "argwhere", "gather", "getitem", "index_add", "index_add_", "index_copy", "index_copy_",
@@ -287,6 +288,8 @@ def getitem(input, key):
         size = input._data.shape[0]
         if -size <= key < size:
             return call(_index_view_op, (input,), ((key, Ellipsis), input._data.shape))
+    if input.layout is not strided:
+        return sparse_getitem(input, key)
     basic, adv = _parse_key(input, key)
     t = input
     if basic is not None:

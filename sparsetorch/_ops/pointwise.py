@@ -333,35 +333,44 @@ def make_binary(op, rule, doc, ufunc_name=None):
     name = op.name
 
     def fn(input, other, out=None):
-        if input.__class__ is Tensor and other.__class__ is Tensor:
+        if input.__class__ is Tensor and fast:
             dt = input.dtype
-            if (dt is other.dtype and fast and dt.is_floating_point and input.layout is strided
-                    and other.layout is strided and input.device is other.device):
-                dev = input.device
-                try:
-                    if dev is CPU_DEVICE and cpu_ufunc is not None:
-                        data = cpu_ufunc(input._data, other._data)
-                    else:
-                        data = kernel(_dispatch.get_backend(dev), input._data, other._data)
-                except (ValueError, TypeError) as e:
-                    raise _dispatch.kernel_error(op, (input, other), e) from None
-                if data.__class__ in _SCALAR_TYPES:
-                    data = _dispatch.get_backend(dev).xp.asarray(data)
-                t = _new(Tensor)
-                t._data = data
-                t.dtype = D.bool if compare else dt
-                t.device = dev
-                t.layout = strided
-                t._rg = False
-                t.grad = None
-                t.grad_fn = None
-                t._vc = None
-                t._extra = None
-                if (input._rg or other._rg) and not compare and _grad_enabled():
-                    record(op, t, (input, other), ())
-                if out is not None:
-                    return with_out(t, out, name)
-                return t
+            oc = other.__class__
+            if dt.is_floating_point and input.layout is strided:
+                if oc is Tensor:
+                    ok = other.dtype is dt and other.layout is strided and input.device is other.device
+                    b = other._data
+                    other_rg = other._rg
+                else:  # a Python number never changes a floating dtype (torch's wrapped numbers)
+                    ok = oc is float or oc is int
+                    b = other
+                    other_rg = False
+                if ok:
+                    dev = input.device
+                    try:
+                        if dev is CPU_DEVICE and cpu_ufunc is not None:
+                            data = cpu_ufunc(input._data, b)
+                        else:
+                            data = kernel(_dispatch.get_backend(dev), input._data, b)
+                    except (ValueError, TypeError) as e:
+                        raise _dispatch.kernel_error(op, (input, other), e) from None
+                    if data.__class__ in _SCALAR_TYPES:
+                        data = _dispatch.get_backend(dev).xp.asarray(data)
+                    t = _new(Tensor)
+                    t._data = data
+                    t.dtype = D.bool if compare else dt
+                    t.device = dev
+                    t.layout = strided
+                    t._rg = False
+                    t.grad = None
+                    t.grad_fn = None
+                    t._vc = None
+                    t._extra = None
+                    if (input._rg or other_rg) and not compare and _grad_enabled():
+                        record(op, t, (input, other), ())
+                    if out is not None:
+                        return with_out(t, out, name)
+                    return t
         return _binary_slow(op, rule, input, other, out)
 
     fn.__name__ = fn.__qualname__ = name
@@ -775,12 +784,51 @@ clip_ = inplace_of(clamp, "clip_")
 clamp_min_ = inplace_of(clamp_min)
 clamp_max_ = inplace_of(clamp_max)
 pow_ = inplace_of(pow)
-add_ = inplace_of(add)
-sub_ = inplace_of(sub)
+def _fast_inplace(generic, ufunc_name):
+    """``x.op_(other)`` that writes straight into ``x`` with ``ufunc(x, other, out=x)`` when no
+    graph is recorded and dtypes already agree (optimizer updates, ``+=`` on buffers); anything
+    else, including every error case, takes the generic derived path."""
+    cpu_ufunc = getattr(CPU.xp, ufunc_name)
+    name = generic.__name__
+
+    def op_(self, other, **kwargs):
+        plain = not kwargs or all(v is None or (k == "alpha" and v == 1) for k, v in kwargs.items())
+        if (plain and self.__class__ is Tensor and self.layout is strided
+                and self.dtype.is_floating_point):
+            oc = other.__class__
+            if oc is Tensor:
+                ok = other.layout is strided and other.dtype is self.dtype and other.device is self.device
+                b = other._data if ok else None
+                rg = other._rg
+            else:
+                ok = oc is float or oc is int
+                b = other
+                rg = False
+            if ok and not ((self._rg or rg) and _grad_enabled()):
+                a = self._data
+                try:
+                    if self.device is CPU_DEVICE:
+                        cpu_ufunc(a, b, out=a)
+                    else:
+                        getattr(_dispatch.get_backend(self.device).xp, ufunc_name)(a, b, out=a)
+                except (ValueError, TypeError):
+                    pass  # read-only view, shape that does not fit: the generic path explains
+                else:
+                    _dispatch.bump_version(self)
+                    return self
+        return generic(self, other, **kwargs)
+
+    op_.__name__ = op_.__qualname__ = name
+    op_.__doc__ = generic.__doc__
+    return op_
+
+
+add_ = _fast_inplace(inplace_of(add), "add")
+sub_ = _fast_inplace(inplace_of(sub), "subtract")
 subtract_ = inplace_of(sub, "subtract_")
-mul_ = inplace_of(mul)
+mul_ = _fast_inplace(inplace_of(mul), "multiply")
 multiply_ = inplace_of(mul, "multiply_")
-div_ = inplace_of(div)
+div_ = _fast_inplace(inplace_of(div), "true_divide")
 divide_ = inplace_of(div, "divide_")
 true_divide_ = inplace_of(true_divide, "true_divide_")
 floor_divide_ = inplace_of(floor_divide)

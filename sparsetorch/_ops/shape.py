@@ -13,10 +13,11 @@ import numbers
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._dispatch import call, defop
-from .._layout import strided
+from .._dispatch import call, composite, defop
+from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, norm_dims
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 S = (strided,)
+O, R = (sparse_coo,), (sparse_csr,)
 _grad_enabled = GRAD_ENABLED.get
 
 
@@ -110,10 +112,12 @@ def _view_kernel(be, x, shape, in_shape):
     return r
 
 
-_view_op = defop("view", {S: _view_kernel}, params=("shape", "in_shape"),
+_SPARSE_RESHAPE = {O: composite(_sps.coo_reshape), R: composite(_sps.csr_reshape)}
+_view_op = defop("view", {S: _view_kernel, **_SPARSE_RESHAPE}, params=("shape", "in_shape"),
                  grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True)
 # reshape that must copy: a new tensor (torch's _unsafe_view), not a view
-_reshape_copy_op = defop("_unsafe_view", {S: lambda be, x, shape, in_shape: be.xp.reshape(x, shape)},
+_reshape_copy_op = defop("_unsafe_view", {S: lambda be, x, shape, in_shape: be.xp.reshape(x, shape),
+                                          **_SPARSE_RESHAPE},
                          params=("shape", "in_shape"),
                          grads={"input": lambda grad, in_shape: grad.reshape(in_shape)})
 
@@ -229,7 +233,9 @@ def ravel(input):
 # ---- transpose / permute ----
 
 _transpose_op = defop(
-    "transpose", {S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1)}, params=("dim0", "dim1"),
+    "transpose", {S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1),
+                  O: composite(_sps.coo_transpose), R: composite(_sps.csr_transpose)},
+    params=("dim0", "dim1"),
     grads={"input": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)}, view=True,
 )
 
@@ -242,7 +248,8 @@ def _inverse_perm(dims):
 
 
 _permute_op = defop(
-    "permute", {S: lambda be, x, dims: be.xp.transpose(x, dims)}, params=("dims",),
+    "permute", {S: lambda be, x, dims: be.xp.transpose(x, dims),
+                O: composite(_sps.coo_permute), R: composite(_sps.csr_permute)}, params=("dims",),
     grads={"input": lambda grad, dims: grad.permute(_inverse_perm(dims))}, view=True,
 )
 
@@ -319,11 +326,13 @@ moveaxis = movedim
 # ---- squeeze / unsqueeze / expand ----
 
 _squeeze_op = defop(
-    "squeeze", {S: lambda be, x, dims, in_shape: be.xp.squeeze(x, axis=dims)}, params=("dims", "in_shape"),
+    "squeeze", {S: lambda be, x, dims, in_shape: be.xp.squeeze(x, axis=dims),
+                O: composite(_sps.coo_squeeze), R: composite(_sps.csr_squeeze)}, params=("dims", "in_shape"),
     grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True,
 )
 _unsqueeze_op = defop(
-    "unsqueeze", {S: lambda be, x, dim: x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])}, params=("dim",),
+    "unsqueeze", {S: lambda be, x, dim: x.reshape(x.shape[:dim] + (1,) + x.shape[dim:]),
+                  O: composite(_sps.coo_unsqueeze), R: composite(_sps.csr_unsqueeze)}, params=("dim",),
     grads={"input": lambda grad, dim: grad.squeeze(dim)}, view=True,
 )
 

@@ -18,6 +18,7 @@ from .._dispatch import call, defop, register_payload, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..sparse import _convert as C
+from ..sparse._structure import coo_to_csr as _coo_to_csr
 from ..sparse._payload import COO, CSR, validate_coo, validate_csr
 from ._util import check_tensor
 
@@ -197,7 +198,7 @@ _to_coo_op = defop(
 )
 _to_csr_op = defop(
     "to_sparse_csr",
-    {S: lambda be, x: C.dense_to_csr(be, x), O: lambda be, p: C.coo_to_csr(be, p)},
+    {S: lambda be, x: C.dense_to_csr(be, x), O: lambda be, p: _coo_to_csr(be, p)},
     grads={"input": lambda grad, input: _back_to_layout(grad, input)},
 )
 

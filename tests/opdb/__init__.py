@@ -7,7 +7,8 @@ OP_DB = []
 for _m in (pointwise,):
     OP_DB.extend(_m.OPS)
 
-_optional = ["shape", "indexing", "reduction", "linalg", "creation", "sparse_linalg", "sparse_reduction"]
+_optional = ["shape", "indexing", "reduction", "linalg", "creation", "sparse_linalg", "sparse_reduction",
+             "sparse_shape"]
 for _name in _optional:
     try:
         _mod = __import__(f"{__name__}.{_name}", fromlist=["OPS"])

@@ -1,0 +1,466 @@
+"""Structure ops on sparse COO and CSR tensors: transpose/permute, squeeze/unsqueeze,
+reshape/view, cat/stack, narrow/select/index_select, basic indexing, clone, sparse_resize_.
+
+Each op is a *composite* (``_dispatch.composite``) in the kernel table of its dense op
+(``shape.py``, ``_slicing.py``, ``_join.py``, ``_index_ops.py``, ``conversion.py``): the new
+indices are computed on the payload (``sparse/_structure.py``, no autograd), and the values are
+the input's stored values passed through differentiable dense ops (``values``, a row gather,
+``cat``) and attached with ``with_values``. So every op has masked gradients - the gradient of a
+sparse input has that input's pattern, O(nnz) - without a derivative of its own. The CSR
+transpose is the one payload kernel with a formula: it is on a measured path (a counting sort
+that moves the values itself).
+
+Differences from torch, by design:
+
+- ``t()`` / ``transpose`` of a CSR tensor return the CSR of the transpose (torch returns a CSC
+  tensor; sparsetorch has no CSC layout, and the arrays are the same).
+- Sparse results are new tensors, not views (torch implements only ``narrow_copy`` and
+  ``select`` on sparse; its sparse ``narrow`` and slicing fail). Where nothing needs copying a
+  result shares buffers with its input: the indices of a COO ``t()`` are a reversed view of the
+  input's (as SciPy's ``.T``), a CSR row slice shares the column and value buffers, and ops on
+  the dense dims of a hybrid tensor view its values. ``narrow_copy`` and ``clone`` copy.
+- Ops torch lacks on sparse give the dense answer: ``reshape``/``view``/``flatten`` (COO, and
+  CSR to 2-D/3-D), ``squeeze``, ``narrow``, slicing with steps, index tensors in ``x[idx]``,
+  CSR ``cat``/``stack``/``index_select``, ``unsqueeze(0)`` of a CSR (batched CSR), and
+  transposing two dense dims of a hybrid COO tensor.
+- Selecting away the last sparse dim gives a dense tensor (as torch's ``select``).
+"""
+
+from .. import _dtype as D
+from .._backend import get_backend
+from .._dispatch import call, defop, wrap
+from .._layout import sparse_coo, sparse_csr, strided
+from ..autograd.grad_mode import GRAD_ENABLED
+from ..sparse import _structure as K
+from ..sparse._convert import _unravel, linear_index
+from ..sparse._payload import COO, CSR
+from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
+
+__all__ = ["narrow_copy", "sparse_resize_", "sparse_resize_and_clear_"]
+
+_grad_enabled = GRAD_ENABLED.get
+S2 = (strided, strided)
+_ops = None  # the _ops package, bound on first use (it imports this module)
+
+
+def _o():
+    global _ops
+    if _ops is None:
+        from .. import _ops as m
+
+        _ops = m
+    return _ops
+
+
+# ---- building results ----
+
+def _be(x):
+    return get_backend(x.device)
+
+
+def _index_tensor(arr, x):
+    return wrap(arr, D.int64, x.device, strided)
+
+
+def _gather_rows_backward(grad, index, in_shape):
+    return grad.new_zeros(in_shape).index_add(0, index, grad)
+
+
+# rows ``index`` of a dense values tensor; no range checks (indices come from the kernels)
+_gather_op = defop(
+    "index_select", {S2: lambda be, v, i, in_shape: be.xp.take(v, i, axis=0)},
+    inputs=("input", "index"), params=("in_shape",),
+    grads={"input": _gather_rows_backward}, zero_preserving=True,
+)
+
+
+def _gather(v, src):
+    """Rows ``src`` (an index array; None: all) of the values tensor ``v``, differentiably."""
+    if src is None:
+        return v
+    return call(_gather_op, (v, _index_tensor(src, v)), (tuple(v.shape),))
+
+
+def _prep(x):
+    """``x`` ready for a structure kernel. An uncoalesced COO that needs a gradient is coalesced
+    first: its stored values are a representation, not a function of the tensor, and gradients
+    are the tensor's. Without autograd the duplicates are kept (no sort)."""
+    if x._rg and x.layout is sparse_coo and not x._data.coalesced and _grad_enabled():
+        return coalesce(x)
+    return x
+
+
+def _vals(x):
+    """The stored values of a prepared ``x``: differentiable (``values``) when ``x`` needs a
+    gradient, else the stored array itself."""
+    if x._rg and _grad_enabled():
+        return values(x)
+    return wrap(x._data.values, x.dtype, x.device, strided)
+
+
+def _result(x, v, make):
+    """The sparse tensor whose payload ``make(values_array)`` builds, with the values tensor
+    ``v`` attached differentiably (``with_values``) when ``v`` needs a gradient."""
+    p = make(v._data)
+    t = wrap(p, v.dtype, x.device, sparse_coo if p.__class__ is COO else sparse_csr)
+    if v._rg and _grad_enabled():
+        return with_values(t, v)
+    return t
+
+
+def _coo(x, indices, v, shape, coalesced):
+    return _result(x, v, lambda a: COO(indices, a, shape, coalesced or indices.shape[1] <= 1))
+
+
+def _csr(x, crow, col, v, shape):
+    return _result(x, v, lambda a: CSR(crow, col, a, shape))
+
+
+def _alias(x):
+    """A new tensor with ``x``'s payload (the gradient flows through)."""
+    x = _prep(x)
+    p = x._data
+    return _result(x, _vals(x), p.with_values)
+
+
+def _via_coo(x, fn, *args, back=True):
+    """Run ``fn`` on the COO form of the CSR ``x``; convert a 2-D/3-D result back to CSR."""
+    r = fn(to_sparse_coo(x), *args)
+    if back and r.layout is sparse_coo and r.ndim in (2, 3) and r._data.dense_dim == 0:
+        return to_sparse_csr(r)
+    return r
+
+
+def _unsupported(fname, x, hint):
+    return NotImplementedError(
+        f"{fname}: not supported for a {x.ndim}-D {x.layout.name} tensor{hint}; convert with "
+        f".to_sparse_coo() (or .to_dense()) first."
+    )
+
+
+# ---- transpose / permute ----
+
+def _permute_rows(be, idx, perm):
+    if len(perm) == 2 and perm[0] == 1:
+        return idx[::-1]  # a view, as SciPy's .T: the t() -> to_sparse_csr() path copies nothing
+    return be.xp.take(idx, perm, axis=0)
+
+
+def _coo_permute(x, dims):
+    x = _prep(x)
+    p = x._data
+    sd = p.indices.shape[0]
+    sp_perm = list(dims[:sd])
+    dn_perm = [d - sd for d in dims[sd:]]
+    if sorted(sp_perm) != list(range(sd)):
+        raise RuntimeError(
+            "permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+            "allowed. Only transpositions within sparse and dense dimensions are supported."
+        )
+    shape = tuple(p.shape[d] for d in dims)
+    same_sparse = sp_perm == list(range(sd))
+    idx = p.indices if same_sparse else _permute_rows(_be(x), p.indices, sp_perm)
+    v = _vals(x)
+    if dn_perm != sorted(dn_perm):
+        v = v.permute([0] + [d + 1 for d in dn_perm]).contiguous()
+    return _coo(x, idx, v, shape, p.coalesced and same_sparse)
+
+
+def coo_permute(x, dims):
+    if tuple(dims) == tuple(range(len(dims))):
+        return _alias(x)
+    return _coo_permute(x, dims)
+
+
+def coo_transpose(x, dim0, dim1):
+    if dim0 == dim1:
+        return _alias(x)
+    sd = x._data.indices.shape[0]
+    if (dim0 < sd) != (dim1 < sd):
+        raise RuntimeError(
+            f"sparse transpose: transposed dimensions must be sparse (or both dense). Got "
+            f"sparse_dim: {sd}, d0: {dim0}, d1: {dim1}"
+        )
+    dims = list(range(x.ndim))
+    dims[dim0], dims[dim1] = dim1, dim0
+    return _coo_permute(x, dims)
+
+
+def _csr_t_backward(grad, input, result):
+    if grad.layout is sparse_csr:
+        g, r = grad._data, result._data
+        if g.crow is r.crow and g.col is r.col:  # grad has the result's pattern: exact inverse
+            return with_values(input, values(call(_csr_t_op, (grad,))))
+    return grad.transpose(-2, -1)  # the engine masks it to the input's pattern
+
+
+_csr_t_op = defop("transpose", {(sparse_csr,): K.csr_transpose},
+                  grads={"input": _csr_t_backward}, zero_preserving=True)
+
+
+def csr_transpose(x, dim0, dim1):
+    if dim0 == dim1:
+        return _alias(x)
+    nb = x.ndim - 2
+    if min(dim0, dim1) < nb:
+        kinds = ["Batch" if d < nb else "Sparse" for d in (dim0, dim1)]
+        raise RuntimeError(
+            f"transpose(): can only transpose dimensions of the same type (Batch, Sparse, Dense), "
+            f"got {dim0}({kinds[0]}) and {dim1}({kinds[1]})"
+        )
+    return call(_csr_t_op, (x,))
+
+
+def csr_permute(x, dims):
+    n = len(dims)
+    if tuple(dims) == tuple(range(n)):
+        return _alias(x)
+    if tuple(dims) == tuple(range(n - 2)) + (n - 1, n - 2):
+        return call(_csr_t_op, (x,))
+    raise _unsupported("permute", x, f" with dims {list(dims)} (only the last two dims can swap)")
+
+
+# ---- squeeze / unsqueeze ----
+
+def coo_unsqueeze(x, dim):
+    x = _prep(x)
+    p = x._data
+    sd = p.indices.shape[0]
+    shape = p.shape[:dim] + (1,) + p.shape[dim:]
+    v = _vals(x)
+    if dim <= sd:  # a new sparse dim: every entry has coordinate 0 there
+        xp = _be(x).xp
+        z = xp.zeros((1, p.indices.shape[1]), dtype=p.indices.dtype)
+        idx = xp.concatenate([p.indices[:dim], z, p.indices[dim:]])
+        return _coo(x, idx, v, shape, p.coalesced)
+    return _coo(x, p.indices, v.unsqueeze(dim - sd + 1), shape, p.coalesced)
+
+
+def csr_unsqueeze(x, dim):
+    p = x._data
+    if dim == 0 and p.crow.ndim == 1:  # a batch of one
+        return _csr(x, p.crow[None], p.col[None], _vals(x).unsqueeze(0), (1,) + p.shape)
+    raise _unsupported(f"unsqueeze(dim={dim})", x, "")
+
+
+def coo_squeeze(x, dims, in_shape):
+    x = _prep(x)
+    if not dims:
+        return _alias(x)
+    p = x._data
+    sd = p.indices.shape[0]
+    keep = [d for d in range(sd) if d not in dims]
+    dense_axes = tuple(d - sd + 1 for d in dims if d >= sd)
+    v = _vals(x)
+    if dense_axes:
+        v = v.squeeze(dense_axes)
+    if not keep:  # no sparse dim left: the (summed) values are the dense answer
+        return v.sum(0, dtype=v.dtype)
+    shape = tuple(s for i, s in enumerate(p.shape) if i not in dims)
+    idx = p.indices if len(keep) == sd else _be(x).xp.take(p.indices, keep, axis=0)
+    return _coo(x, idx, v, shape, p.coalesced)
+
+
+def csr_squeeze(x, dims, in_shape):
+    p = x._data
+    if not dims:
+        return _alias(x)
+    if tuple(dims) == (0,) and p.crow.ndim == 2:
+        return _csr(x, p.crow[0], p.col[0], _vals(x).squeeze(0), p.shape[1:])
+    return coo_squeeze(to_sparse_coo(x), dims, in_shape)
+
+
+# ---- reshape / view ----
+
+def coo_reshape(x, shape, in_shape):
+    x = _prep(x)
+    p = x._data
+    sd, dd = p.indices.shape[0], p.values.ndim - 1
+    dense = p.shape[sd:]
+    lead = len(shape) - dd
+    if lead < 0 or tuple(shape[lead:]) != tuple(dense):
+        raise RuntimeError(
+            f"reshape(): a hybrid COO tensor keeps its dense dimensions {list(dense)}: the new "
+            f"shape {list(shape)} must end with them (reshape the sparse dims only, or call "
+            ".to_dense() first)"
+        )
+    new = tuple(shape[:lead])
+    if new == p.shape[:sd]:
+        return _alias(x)
+    if not new:
+        raise RuntimeError(
+            "reshape(): the result would have no sparse dimensions; call .to_dense() first"
+        )
+    n = 1
+    for s in new:
+        n *= s
+    if n >= 2 ** 63:
+        raise RuntimeError(
+            f"reshape(): {list(new)} has more than 2**63 elements; linear indices overflow"
+        )
+    be = _be(x)
+    if p.indices.shape[1] == 0:
+        idx = be.xp.zeros((len(new), 0), dtype=be.xp.int64)
+    else:
+        idx = _unravel(be, linear_index(be, p.indices, p.shape[:sd]), new)
+    return _coo(x, idx, _vals(x), tuple(shape), p.coalesced)  # row-major order is kept
+
+
+def csr_reshape(x, shape, in_shape):
+    if len(shape) not in (2, 3):
+        raise _unsupported(f"reshape to {len(shape)}-D", x, "")
+    return _via_coo(x, coo_reshape, shape, in_shape)
+
+
+# ---- cat / stack ----
+
+def _joined_dtype(tensors):
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dt:
+            dt = D.promote_types(dt, t.dtype)
+    return dt
+
+
+def _vals_as(t, dt):
+    v = _vals(t)
+    return v if v.dtype is dt else v.to(dt)
+
+
+def coo_cat(*args):
+    *ts, dim, sizes = args
+    ts = [_prep(t) for t in ts]
+    p0 = ts[0]._data
+    sd, dd = p0.indices.shape[0], p0.values.ndim - 1
+    for i, t in enumerate(ts):
+        q = t._data
+        if t.layout is not sparse_coo or q.indices.shape[0] != sd or q.values.ndim - 1 != dd:
+            raise RuntimeError(
+                f"cat(): all tensors must have the same sparse_dim and dense_dim: {sd}, {dd}, but "
+                f"tensor at position {i} has {q.indices.shape[0]}, {q.values.ndim - 1}."
+            )
+    dt = _joined_dtype(ts)
+    xp = _be(ts[0]).xp
+    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
+    o = _o()
+    if dim < sd:  # shift the coordinates of each block along dim
+        parts = []
+        off = 0
+        for t, s in zip(ts, sizes):
+            idx = t._data.indices
+            if off:
+                idx = idx.copy()
+                idx[dim] += off
+            parts.append(idx)
+            off += s
+        v = o.cat([_vals_as(t, dt) for t in ts], 0)
+        coalesced = dim == 0 and all(t._data.coalesced for t in ts)
+        return _coo(ts[0], xp.concatenate(parts, axis=1), v, shape, coalesced)
+    # along a dense dim: each block's values padded with zeros; shared coordinates then sum
+    ax = dim - sd + 1
+    total = sum(sizes)
+    vs = []
+    off = 0
+    for t, s in zip(ts, sizes):
+        v = _vals_as(t, dt)
+        pad = []
+        if off:
+            pad.append(v.new_zeros(v.shape[:ax] + (off,) + v.shape[ax + 1:]))
+        pad.append(v)
+        if total - off - s:
+            pad.append(v.new_zeros(v.shape[:ax] + (total - off - s,) + v.shape[ax + 1:]))
+        vs.append(o.cat(pad, ax) if len(pad) > 1 else v)
+        off += s
+    idx = xp.concatenate([t._data.indices for t in ts], axis=1)
+    return _coo(ts[0], idx, o.cat(vs, 0), shape, len(ts) == 1 and p0.coalesced)
+
+
+def csr_cat(*args):
+    *ts, dim, sizes = args
+    p0 = ts[0]._data
+    if any(t._data.crow.ndim != p0.crow.ndim for t in ts):
+        raise RuntimeError("cat(): CSR tensors must all be 2-D or all batched (3-D)")
+    dt = _joined_dtype(ts)
+    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
+    xp = _be(ts[0]).xp
+    o = _o()
+    if p0.crow.ndim == 1 and dim == 0:  # stack the rows: offset crow by the nnz before
+        idt = p0.crow.dtype
+        crows = [p0.crow]
+        off = int(p0.crow[-1])
+        for t in ts[1:]:
+            c = t._data.crow
+            crows.append(c[1:].astype(idt) + off)
+            off += int(c[-1])
+        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
+        v = o.cat([_vals_as(t, dt) for t in ts], 0)
+        return _csr(ts[0], xp.concatenate(crows), col, v, shape)
+    if p0.crow.ndim == 2 and dim == 0 and len({t._data.nnz for t in ts}) == 1:
+        idt = p0.crow.dtype
+        crow = xp.concatenate([t._data.crow.astype(idt, copy=False) for t in ts])
+        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
+        return _csr(ts[0], crow, col, o.cat([_vals_as(t, dt) for t in ts], 0), shape)
+    # along columns (or batched): COO cat, then a counting sort by row
+    r = coo_cat(*[to_sparse_coo(t) for t in ts], dim, sizes)
+    return to_sparse_csr(r)
+
+
+def coo_stack(*args):
+    *ts, dim = args
+    return _o().cat([coo_unsqueeze(t, dim) for t in ts], dim)
+
+
+def csr_stack(*args):
+    *ts, dim = args
+    if dim != 0 or any(t._data.crow.ndim != 1 for t in ts):
+        raise _unsupported(f"stack(dim={dim})", ts[0], " (CSR stacks 2-D tensors along dim 0)")
+    nnz = [t._data.nnz for t in ts]
+    if len(set(nnz)) != 1:
+        raise RuntimeError(
+            f"stack(): a batched CSR tensor needs the same number of specified elements in every "
+            f"batch, but the tensors have {nnz}; stack their .to_sparse_coo() forms instead"
+        )
+    return csr_cat(*[csr_unsqueeze(t, 0) for t in ts], 0, tuple(1 for _ in ts))
+
+
+def joining_error(tensors, fname):
+    """The error for joining tensors of different layouts (mixed sparse/dense, COO/CSR)."""
+    lays = [t.layout.name for t in tensors]
+    return RuntimeError(
+        f"{fname}(): expected all tensors to have the same layout, but got {lays}. Convert them "
+        "first: .to_dense() for a dense result, .to_sparse() (or .to_sparse_coo()) for a sparse "
+        "one."
+    )
+
+
+# ---- clone, narrow_copy ----
+
+def coo_clone(x):
+    x = _prep(x)
+    p = x._data
+    return _coo(x, p.indices.copy(), _vals(x).clone(), p.shape, p.coalesced)
+
+
+def csr_clone(x):
+    p = x._data
+    return _csr(x, p.crow.copy(), p.col.copy(), _vals(x).clone(), p.shape)
+
+
+def narrow_copy(input, dim, start, length):
+    """A copy of ``input.narrow(dim, start, length)`` (dense or sparse)."""
+    o = _o()
+    return o.clone(o.narrow(input, dim, start, length))
+
+
+# the slicing ops live in a private module (it imports the helpers above)
+from ._sparse_slicing import (  # noqa: F401
+    coo_index_select,
+    coo_narrow,
+    coo_select,
+    csr_index_select,
+    csr_narrow,
+    csr_select,
+    sparse_getitem,
+    sparse_resize_,
+    sparse_resize_and_clear_,
+)
