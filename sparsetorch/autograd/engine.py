@@ -130,18 +130,22 @@ def _input_edge(t):
     return (_dispatch.grad_accumulator(t), 0)
 
 
-def _graph(root_nodes):
-    """Dependency counts and parent lists of every node reachable from the roots (iterative)."""
-    deps, parents = {}, {}
+def _graph(root_nodes, want_parents):
+    """Dependency counts (and parent lists, for autograd.grad) of every node reachable from the
+    roots, found iteratively."""
+    deps = {}
+    parents = {} if want_parents else None
     seen = set(root_nodes)
     stack = list(seen)
+    get = deps.get
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            parents.setdefault(child, []).append(node)
+            deps[child] = get(child, 0) + 1
+            if want_parents:
+                parents.setdefault(child, []).append(node)
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
@@ -167,7 +171,7 @@ def _needed(capture_nodes, parents, seen):
 
 def _run(roots, grads, retain_graph, create_graph, capture):
     root_nodes = [n for n, _ in roots if n is not None]
-    deps, parents, seen = _graph(root_nodes)
+    deps, parents, seen = _graph(root_nodes, capture is not None)
     buffers = {}
     for (node, nr), g in zip(roots, grads):
         if node is not None:
@@ -313,7 +317,7 @@ def _add_to_buffer(buffers, node, nr, g):
 
 
 def _accumulate(var, g, create_graph, handed):
-    if not create_graph:
+    if not create_graph and g._rg:  # grads computed without create_graph carry no graph already
         g = g.detach()
     old = var.grad
     if old is None:
