@@ -7,6 +7,7 @@ input order, which makes the result deterministic.
 """
 
 from ._payload import COO, CSR
+from ._rowsort import row_bucket_coalesce, row_bucket_order
 
 __all__ = [
     "coalesce", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
@@ -58,9 +59,21 @@ def coalesce(be, p):
         return COO(p.indices, p.values, p.shape, True)
     numel_bits = max(_numel(sizes) - 1, 1).bit_length()
     shift = max(int(nnz - 1).bit_length(), 1)
+    order = None
     if numel_bits <= 63:
         lin = linear_index(be, p.indices, sizes)
-    if numel_bits + shift <= 63:
+        if len(sizes) >= 2 and sizes[0] <= 2 * nnz + 1024:  # row buckets fit in O(nnz) memory
+            rest = linear_index(be, p.indices[1:], sizes[1:]) if len(sizes) > 2 else p.indices[1]
+            fused = row_bucket_coalesce(be, p.indices[0], rest, p.values, sizes[0])
+            if fused is not None:
+                r, c, v = fused
+                idx = xp.concatenate([r[None], _unravel(be, c, sizes[1:])]) if len(sizes) > 2 \
+                    else xp.stack([r, c])
+                return COO(idx, v, p.shape, True)
+            order = row_bucket_order(be, p.indices[0], rest, sizes[0])
+    if order is not None:
+        sorted_lin = lin[order]
+    elif numel_bits + shift <= 63:
         keys = (lin << shift) | xp.arange(nnz, dtype=xp.int64)
         keys.sort()
         order = keys & ((1 << shift) - 1)
