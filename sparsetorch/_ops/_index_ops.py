@@ -11,6 +11,9 @@ from . import sparse_shape as _sps
 from ._scatter import _check_bounds, _check_index, gather
 from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for
+from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
+    _along, _index_select_kernel, _index_add_kernel, _index_copy_kernel, _index_fill_kernel,
+)
 
 __all__ = [
     "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
@@ -22,15 +25,6 @@ S3 = (strided, strided, strided)
 
 
 # ---- index_select / index_add / index_copy / index_fill ----
-
-def _along(dim, idx):
-    return (slice(None),) * dim + (idx.reshape(-1),)
-
-
-def _index_select_kernel(be, x, idx, dim, in_shape):
-    if x.ndim == 0:
-        return x.reshape(1)[idx.reshape(-1)].reshape(())
-    return be.xp.take(x, idx.reshape(-1), axis=dim)
 
 
 def _index_select_backward(grad, index, dim, in_shape):
@@ -67,16 +61,6 @@ def index_select(input, dim, index, *, out=None):
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
         raise IndexError("index out of range in self")
     return with_out(call(_index_select_op, (input, index), (d, tuple(input.shape))), out, "index_select")
-
-
-def _index_add_kernel(be, x, idx, src, dim, alpha):
-    out = x.copy()
-    s = src if alpha == 1 else src * alpha
-    if out.ndim == 0:
-        be.xp.add.at(out.reshape(1), idx.reshape(-1), s.reshape(-1))
-    else:
-        be.xp.add.at(out, _along(dim, idx), s)
-    return out
 
 
 _index_add_op = defop(
@@ -122,15 +106,6 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     return with_out(r, out, "index_add")
 
 
-def _index_copy_kernel(be, x, idx, src, dim):
-    out = x.copy()
-    if out.ndim == 0:
-        out.reshape(1)[idx.reshape(-1)] = src.reshape(-1)
-    else:
-        out[_along(dim, idx)] = src
-    return out
-
-
 _index_copy_op = defop(
     "index_copy", {S3: _index_copy_kernel}, inputs=("input", "index", "source"), params=("dim",),
     grads={"input": lambda grad, index, dim: grad.index_fill(dim, index, 0),
@@ -147,15 +122,6 @@ def index_copy(input, dim, index, source, *, out=None):
                    "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}")
     _check_bounds(index._data, input.shape[d] if input.ndim else 1, d, error=IndexError, prefix="index_copy_(): ")
     return with_out(call(_index_copy_op, (input, index, source), (d,)), out, "index_copy")
-
-
-def _index_fill_kernel(be, x, idx, dim, value):
-    out = x.copy()
-    if out.ndim == 0:
-        out.reshape(1)[idx.reshape(-1)] = value
-    else:
-        out[_along(dim, idx)] = value
-    return out
 
 
 def _index_fill_value_backward(grad, index, dim):

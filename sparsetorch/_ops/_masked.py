@@ -8,6 +8,9 @@ from .._layout import strided
 from .._tensor import Tensor
 from ._util import check_tensor, inplace_of, with_out
 from .indexing import _value_for, put_key
+from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
+    _masked_select_kernel, _masked_scatter_kernel,
+)
 
 __all__ = [
     "argwhere", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
@@ -62,11 +65,6 @@ def masked_fill(input, mask, value):
     return call(_masked_fill_op, (input, mask), (value,), dt)
 
 
-def _masked_select_kernel(be, x, m, bshape):
-    xb, mb = be.xp.broadcast_arrays(x, m)
-    return xb[mb]
-
-
 def _masked_select_backward(grad, mask, bshape):
     return grad.new_zeros(bshape).masked_scatter(mask, grad)
 
@@ -91,17 +89,6 @@ def masked_select(input, mask, *, out=None):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     r = call(_masked_select_op, (input, mask), (_bshape(input, mask),))
     return with_out(r, out, "masked_select")
-
-
-def _masked_scatter_kernel(be, x, m, src, source_shape):
-    xb, mb = be.xp.broadcast_arrays(x, m)
-    out = xb.copy()
-    n = int(be.xp.count_nonzero(mb))
-    flat = src.reshape(-1)
-    if flat.size < n:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    out[mb] = flat[:n]
-    return out
 
 
 def _masked_scatter_source_backward(grad, mask, source_shape):

@@ -11,6 +11,9 @@ from .._layout import strided
 from .._tensor import Tensor
 from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for, put_key, take_key
+from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
+    _UFUNC, _IDENTITY, _coords, _scatter_into, _scatter_kernel, _scatter_value_kernel, _gather_kernel, _scatter_reduce_kernel,
+)
 
 __all__ = [
     "gather", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
@@ -47,58 +50,6 @@ def _dims_like(input, index, fname):
 
 
 # ---- kernels: positions (..., index, ...) along dim ----
-
-def _coords(be, idx, dim):
-    """Full index tuple addressing ``out[i0, .., idx[i], .., in]`` (an open mesh elsewhere)."""
-    n = idx.ndim
-    out = []
-    for d in range(n):
-        if d == dim:
-            out.append(idx)
-        else:
-            shape = [1] * n
-            shape[d] = idx.shape[d]
-            out.append(be.xp.arange(idx.shape[d]).reshape(shape))
-    return tuple(out)
-
-
-_UFUNC = {"add": "add", "sum": "add", "mean": "add", "multiply": "multiply", "prod": "multiply",
-          "amax": "maximum", "amin": "minimum"}
-
-
-def _scatter_into(be, out, idx, src, dim, reduce):
-    """Write (or reduce) ``src`` into ``out`` in place at ``idx`` along ``dim``."""
-    if out.ndim == 0:
-        out, idx, dim = out.reshape(1), idx.reshape(1), 0
-        src = src.reshape(1) if hasattr(src, "shape") else src
-    elif idx.ndim == 0:
-        idx = idx.reshape(1)
-    key = _coords(be, idx, dim)
-    if hasattr(src, "shape"):
-        src = src.reshape(idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
-    if reduce is None:
-        out[key] = src
-    else:
-        getattr(be.xp, _UFUNC[reduce]).at(out, key, src)
-
-
-def _scatter_kernel(be, x, idx, src, dim, reduce, src_shape):
-    out = x.copy()
-    _scatter_into(be, out, idx, src, dim, reduce)
-    return out
-
-
-def _scatter_value_kernel(be, x, idx, dim, value, reduce):
-    out = x.copy()
-    _scatter_into(be, out, idx, value, dim, reduce)
-    return out
-
-
-def _gather_kernel(be, x, idx, dim, in_shape):
-    if x.ndim == 0 or idx.ndim == 0:
-        return be.xp.take_along_axis(x.reshape(-1), idx.reshape(-1), 0).reshape(idx.shape)
-    region = tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(idx.shape))
-    return be.xp.take_along_axis(x[region], idx, axis=dim)
 
 
 # ---- gather ----
@@ -226,35 +177,6 @@ def scatter_add(input, dim, index, src, *, out=None):
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     d = _scatter_checks(input, dim, index, src, "scatter_add")
     return with_out(call(_scatter_add_op, (input, index, src), (d, tuple(src.shape))), out, "scatter_add")
-
-
-_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
-
-
-def _scatter_reduce_kernel(be, x, idx, src, dim, reduce, include_self):
-    xp = be.xp
-    out = x.copy()
-    if not include_self:  # positions that receive values start from the reduction's identity
-        if reduce in _IDENTITY:
-            ident = _IDENTITY[reduce]
-        elif x.dtype.kind == "f":
-            ident = -xp.inf if reduce == "amax" else xp.inf
-        elif x.dtype.kind == "b":
-            ident = reduce == "amin"
-        else:
-            info = xp.iinfo(x.dtype)
-            ident = info.min if reduce == "amax" else info.max
-        _scatter_into(be, out, idx, ident, dim, None)
-    _scatter_into(be, out, idx, src, dim, reduce)
-    if reduce == "mean":
-        cnt = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
-        _scatter_into(be, cnt, idx, 1, dim, "add")
-        cnt = xp.maximum(cnt, 1)
-        if x.dtype.kind in "fc":
-            out = out / cnt.astype(x.dtype)
-        else:  # torch floors the integer mean
-            out = xp.floor_divide(out, cnt).astype(x.dtype)
-    return out
 
 
 def _src_region(src, index):

@@ -12,6 +12,9 @@ from .._layout import strided
 from .._tensor import Tensor
 from ._reduce import TORCH_NAME
 from ._util import check_tensor, norm_dim, with_out
+from ..dense.linalg import (  # noqa: F401 - the strided kernels of these ops
+    _einsum_kernel,
+)
 
 __all__ = ["einsum", "tensordot"]
 
@@ -65,12 +68,6 @@ def _parse_einsum(equation, shapes):
 
     ins = [spell(t, len(s)) for t, s in zip(terms, shapes)]
     return ins, rhs.replace("...", ell)
-
-
-def _einsum_kernel(be, *args):
-    # payloads..., then the params (equation, ins, out_sub); ins/out_sub are for the formulas
-    arrays, eq = args[:-3], args[-3]
-    return be.xp.asarray(be.xp.einsum(eq, *arrays, optimize=len(arrays) > 2))
 
 
 def _einsum_backward(i, grad, operands, ins, out_sub):

@@ -7,6 +7,9 @@ from .._dispatch import call, defop
 from .._layout import strided
 from ._reduce import reshape_to, sum_dtype
 from ._util import check_tensor, inplace_of, norm_dim, with_out
+from ..dense.linalg import (  # noqa: F401 - the strided kernels of these ops
+    _diag_view, _diag_embed_kernel,
+)
 
 S = (strided,)
 SS = (strided, strided)
@@ -17,26 +20,6 @@ __all__ = [
 
 
 # ---- diagonals and triangles ----
-
-def _diag_view(be, x, offset, d1, d2):
-    """A writable view of the diagonal of ``x`` over dims (d1, d2), appended as the last dim."""
-    sl = [slice(None)] * x.ndim
-    if offset >= 0:
-        sl[d2] = slice(offset, None)
-    else:
-        sl[d1] = slice(-offset, None)
-    xs = x[tuple(sl)]
-    n = max(min(xs.shape[d1], xs.shape[d2]), 0)
-    rest = [i for i in range(x.ndim) if i != d1 and i != d2]
-    shape = [xs.shape[i] for i in rest] + [n]
-    strides = [xs.strides[i] for i in rest] + [xs.strides[d1] + xs.strides[d2]]
-    return be.xp.lib.stride_tricks.as_strided(xs, shape, strides)
-
-
-def _diag_embed_kernel(be, g, shape, offset, d1, d2):
-    out = be.xp.zeros(shape, g.dtype)
-    _diag_view(be, out, offset, d1, d2)[...] = g
-    return out
 
 
 _diagonal_op = defop(

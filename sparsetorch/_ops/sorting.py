@@ -17,6 +17,9 @@ from .. import _dtype as D
 from .._dispatch import call, defop, wrap
 from .._layout import strided
 from ._util import check_tensor, norm_dim
+from ..dense.sorting import (  # noqa: F401 - the strided kernels of these ops
+    _take_kernel, _flat_index, _put_kernel, _median_all_kernel,
+)
 
 S = (strided,)
 
@@ -63,50 +66,6 @@ def write_tuple_out(r, out, fname):
 
 
 # ---- gather along a dim and its adjoint (scatter into zeros) ----
-
-def _flat_index(xp, index, dim, shape):
-    """Row-major flat positions in ``shape`` of ``index`` taken along ``dim``."""
-    nd = len(shape)
-    strides = [1] * nd
-    for i in range(nd - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    flat = index * strides[dim]
-    for d in range(nd):
-        if d != dim:
-            n = index.shape[d]
-            flat = flat + xp.arange(n).reshape([n if i == d else 1 for i in range(nd)]) * strides[d]
-    return flat
-
-
-def _take_kernel(be, x, index, dim, squeeze, shape, accumulate):
-    if x.ndim == 0:
-        return x.copy()
-    r = be.xp.take_along_axis(x, index, axis=dim)
-    return r.squeeze(dim) if squeeze else r
-
-
-def _put_kernel(be, g, index, dim, squeeze, shape, accumulate):
-    xp = be.xp
-    if len(shape) == 0:
-        return g.copy()
-    if squeeze:
-        g = xp.expand_dims(g, dim)
-    size = 1
-    for s in shape:
-        size *= s
-    flat = _flat_index(xp, index, dim, shape).reshape(-1)
-    gv = g.reshape(-1)
-    if accumulate:  # repeated indices (cummax): add them up
-        if gv.dtype.kind == "c":
-            out = (xp.bincount(flat, weights=gv.real, minlength=size)
-                   + 1j * xp.bincount(flat, weights=gv.imag, minlength=size))
-        else:
-            out = xp.bincount(flat, weights=gv, minlength=size)
-        out = out.astype(g.dtype)
-    else:
-        out = xp.zeros(size, g.dtype)
-        out[flat] = gv
-    return out.reshape(shape)
 
 
 _take_op = defop(
@@ -252,16 +211,6 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 
 # ---- median ----
-
-def _median_all_kernel(be, x):
-    xp = be.xp
-    v = xp.sort(x.reshape(-1))
-    n = v.shape[0]
-    if n == 0:  # torch: NaN (integer dtypes: the smallest value)
-        return xp.asarray(float("nan") if x.dtype.kind in "fc" else xp.iinfo(x.dtype).min, x.dtype)
-    if x.dtype.kind in "fc" and bool(xp.isnan(v[-1])):
-        return xp.asarray(v[-1])
-    return xp.asarray(v[(n - 1) // 2])
 
 
 def _median_all_backward(grad, input, result):

@@ -1,0 +1,760 @@
+"""Module: the base class of all neural network modules (torch.nn.Module's design).
+
+Parameters, buffers and submodules live in three ordered dicts filled by ``__setattr__``;
+``__getattr__`` is only the fallback into them. Every dtype/device conversion goes through
+``_apply(fn)``; ``__call__`` runs forward pre-hooks, ``forward``, forward hooks and wires full
+backward hooks with identity autograd Functions around the inputs and outputs.
+"""
+
+import functools
+import itertools
+from collections import OrderedDict, namedtuple
+
+from ..._tensor import Tensor
+from ...autograd import grad_mode as _gm
+from ...autograd.function import Function
+from ..parameter import Buffer, Parameter
+
+__all__ = ["Module", "RemovableHandle"]
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """A handle whose ``remove()`` deletes a hook from the dict it was registered in."""
+
+    _next_id = 0
+
+    def __init__(self, *dicts):
+        self.hooks_dicts = dicts
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        for d in self.hooks_dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + ln for ln in lines[1:])
+
+
+# ---- full backward hooks: identity Functions around inputs and outputs ----
+
+class _HookState:
+    __slots__ = ("module", "grad_output", "n_in", "called")
+
+    def __init__(self, module, n_in):
+        self.module = module
+        self.grad_output = None
+        self.n_in = n_in
+        self.called = False
+
+
+def _run_backward_hooks(state, grad_input):
+    gi = grad_input
+    for hook in list(state.module._backward_hooks.values()):
+        r = hook(state.module, gi, state.grad_output)
+        if r is not None:
+            if not isinstance(r, tuple):
+                r = (r,)
+            if len(r) != len(gi):
+                raise RuntimeError(
+                    f"Backward hook returned an invalid number of grad_input, got {len(r)}, "
+                    f"but expected {len(gi)}")
+            gi = r
+    return gi
+
+
+class _BackwardHookOut(Function):
+    @staticmethod
+    def forward(ctx, state, *outs):
+        ctx.state = state
+        return tuple(o.view_as(o) for o in outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        st = ctx.state
+        st.grad_output = grads
+        if st.n_in == 0:  # no input requires grad: the hooks see grad_input=(None,)
+            _run_backward_hooks(st, (None,))
+        return (None,) + grads
+
+
+class _BackwardHookIn(Function):
+    @staticmethod
+    def forward(ctx, state, *ins):
+        ctx.state = state
+        return tuple(i.view_as(i) for i in ins)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + tuple(_run_backward_hooks(ctx.state, grads))
+
+
+def _wrap_tensors(fn_cls, state, obj):
+    """Route the Tensors requiring grad in ``obj`` (a tensor or tuple) through ``fn_cls``."""
+    single = isinstance(obj, Tensor)
+    items = (obj,) if single else (tuple(obj) if isinstance(obj, (tuple, list)) else None)
+    if items is None:
+        return obj, 0
+    idx = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
+    if not idx:
+        return obj, 0
+    new = fn_cls.apply(state, *[items[i] for i in idx])
+    if isinstance(new, Tensor):
+        new = (new,)
+    out = list(items)
+    for i, t in zip(idx, new):
+        out[i] = t
+    if single:
+        return out[0], len(idx)
+    return (type(obj)(out) if isinstance(obj, tuple) else out), len(idx)
+
+
+class Module:
+    r"""Base class for all neural network modules.
+
+    Subclasses call ``super().__init__()`` before assigning attributes; assigned Parameters,
+    Modules and buffers are registered automatically and converted by ``to()``/``cuda()`` etc.
+    """
+
+    dump_patches = False
+    _version = 1
+    training: bool
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments {args} {kwargs}")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = {}
+        d["_forward_hooks_always_called"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
+
+    def forward(self, *input):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # ---- registration ----
+    def register_parameter(self, name, param):
+        """Add a parameter (or ``None``) to the module under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer (state that is not a parameter, e.g. BatchNorm's running_mean)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(torch Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = getattr(tensor, "persistent", persistent)
+            tensor = tensor.detach()
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a child module (or ``None``) under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
+    # ---- attribute routing ----
+    def __getattr__(self, name):
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            sub = d.get(key)
+            if sub is not None and name in sub:
+                return sub[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            _remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            modules = d.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _remove_from(name, d, params, self._buffers, self._non_persistent_buffers_set)
+            modules[name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(torch.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer) or (d.get("_buffers") is not None and name in d["_buffers"]):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            _remove_from(name, d, params, d.get("_modules", {}), set())
+            self.register_buffer(name, value, persistent)
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name in d.get("_parameters", ()):
+            del self._parameters[name]
+        elif name in d.get("_buffers", ()):
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in d.get("_modules", ()):
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        attrs = dir(self.__class__) + list(self.__dict__)
+        keys = attrs + list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # ---- hooks and __call__ ----
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args) -> None | new args`` (``(module, args, kwargs)`` with_kwargs)."""
+        h = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[h.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output) -> None | new output``."""
+        h = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
+                            self._forward_hooks_always_called)
+        self._forward_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[h.id] = True
+        if always_call:
+            self._forward_hooks_always_called[h.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output) -> None | new grad_input``."""
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    register_backward_hook = register_full_backward_hook
+
+    def _call_impl(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hid, hook in itertools.chain(_global_forward_pre_hooks.items(),
+                                         list(self._forward_pre_hooks.items())):
+            if hid in self._forward_pre_hooks_with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, new_kwargs)"
+                            f", but got {r}.")
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        state = None
+        if self._backward_hooks and _gm.is_grad_enabled():
+            state = _HookState(self, 0)
+            args, state.n_in = _wrap_tensors(_BackwardHookIn, state, args)
+        result = self.forward(*args, **kwargs)
+        for hid, hook in itertools.chain(_global_forward_hooks.items(),
+                                         list(self._forward_hooks.items())):
+            if hid in self._forward_hooks_with_kwargs:
+                r = hook(self, args, kwargs, result)
+            else:
+                r = hook(self, args, result)
+            if r is not None:
+                result = r
+        if state is not None:
+            result, _ = _wrap_tensors(_BackwardHookOut, state, result)
+        return result
+
+    __call__ = _call_impl
+
+    # ---- iteration ----
+    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (module_prefix + ("." if module_prefix else "") + k, v)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def named_children(self):
+        memo = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in memo:
+                memo.add(id(m))
+                yield name, m
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from m.named_modules(memo, sub, remove_duplicate)
+
+    __hash__ = object.__hash__
+
+    # ---- modes and gradients ----
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                p.grad = g.zero_() if g.layout.name == "strided" else _zeros_like(g)
+
+    # ---- conversions: _apply is the one path ----
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with _gm.no_grad():
+                new = fn(param)
+            if new is not param:
+                p = Parameter(new, param.requires_grad)
+                if param.grad is not None:
+                    with _gm.no_grad():
+                        g = fn(param.grad)
+                    p.grad = g
+                self._parameters[key] = p
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn):
+        """Apply ``fn`` to every submodule (children first) and then to self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(device)``, ``to(dtype)``, ``to(tensor)`` or ``to(device, dtype)``; only floating
+        point parameters and buffers change dtype, as in torch."""
+        device, dtype = _parse_to(args, kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dtype}")
+
+        def convert(t):
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                return t.to(device=device, dtype=dtype) if device is not None else t.to(dtype)
+            return t.to(device) if device is not None else t
+        return self._apply(convert)
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.cuda(device))
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def share_memory(self):
+        return self
+
+    # ---- state_dict ----
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of parameters and persistent buffers (detached unless keep_vars)."""
+        if args:  # legacy positional (destination, prefix, keep_vars)
+            destination = args[0]
+            if len(args) > 1:
+                prefix = args[1]
+            if len(args) > 2:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            r = hook(self, destination, prefix, {})
+            if r is not None:
+                destination = r
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        persistent = {k: v for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set}
+        local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
+                 if v is not None}
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            val = state_dict[key]
+            if not isinstance(val, Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(val)}")
+                continue
+            if tuple(val.shape) != tuple(param.shape):
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {val.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with _gm.no_grad():
+                    _copy_into(self, name, param, val)
+            except Exception as ex:  # noqa: BLE001 - reported with the key, as torch does
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.shape} and whose dimensions in the checkpoint are {val.shape}, "
+                    f"an exception occurred : {ex.args}.")
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    rest = key[len(prefix):]
+                    name = rest.split(".", 1)[0]
+                    if name not in self._modules and name not in local:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict``; returns ``(missing_keys,
+        unexpected_keys)``; with ``strict`` any mismatch raises RuntimeError."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        state_dict = OrderedDict(state_dict)
+
+        def load(module, prefix=""):
+            module._load_from_state_dict(state_dict, prefix, {"assign_to_params_buffers": assign},
+                                         True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    load(child, prefix + name + ".")
+            out = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, out)
+
+        load(self)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def register_state_dict_pre_hook(self, hook):
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_post_hook(self, hook):
+        h = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
+
+    # ---- repr ----
+    def extra_repr(self):
+        """Extra information shown inside this module's repr (override in subclasses)."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        children = []
+        for key, m in self._modules.items():
+            children.append("(" + key + "): " + _addindent(repr(m), 2))
+        lines = lines + children
+        main = self._get_name() + "("
+        if lines:
+            if len(extra.split("\n")) == 1 and not children:
+                main += extra
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+# ---- helpers ----
+
+def _check_name(name, what):
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{what} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{what} name can\'t be empty string ""')
+
+
+def _remove_from(name, *dicts_or_sets):
+    for d in dicts_or_sets:
+        if d is None:
+            continue
+        if isinstance(d, set):
+            d.discard(name)
+        elif name in d:
+            del d[name]
+
+
+def _zeros_like(g):
+    from ..._ops import creation
+
+    return creation.zeros_like(g)
+
+
+def _copy_into(module, name, param, val):
+    """Copy ``val`` into ``param`` keeping the model tensor (and its layout); sparse model
+    tensors are replaced by a sparse copy (their nnz may change)."""
+    if param.layout.name != "strided" or val.layout.name != param.layout.name and \
+            val.layout.name != "strided":
+        new = val.detach().to(param.dtype)
+        if param.layout.name != "strided" and new.layout is not param.layout:
+            new = new.to_sparse_csr() if param.layout.name == "sparse_csr" else new.to_sparse()
+        else:
+            new = new.clone()
+        if name in module._parameters:
+            param.data = new
+        else:
+            module._buffers[name] = new
+        return
+    param.copy_(val)
+
+
+def _parse_to(args, kwargs):
+    from ..._device import device as _device
+    from ..._dtype import dtype as _dtype
+
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, bool):
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    return device, dtype
+
+
+functools  # noqa: B018 - kept for subclasses that import it from here
