@@ -14,7 +14,7 @@ from ._backend import CPU, get_backend
 from ._device import CPU as CPU_DEVICE
 from ._layout import layout, sparse_coo, sparse_csr, strided
 from .autograd.grad_mode import GRAD_ENABLED
-from .autograd.graph import AccumulateGrad, Node, _init_node
+from .autograd.graph import AccumulateGrad, Node
 
 __all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
 

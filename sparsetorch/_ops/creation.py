@@ -28,7 +28,7 @@ from ._data import (
     place,
     size_args,
 )
-from ._ranges import *
+from ._ranges import *  # noqa: F401,F403
 from ._ranges import __all__ as _ranges_all
 from ._util import check_tensor, with_out
 

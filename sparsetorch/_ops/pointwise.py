@@ -11,7 +11,7 @@ from .. import _dispatch
 from .. import _dtype as D
 from .._backend import CPU
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record, wrap
+from .._dispatch import call, defop, record
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
@@ -199,7 +199,7 @@ def conj(input):
 _conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
 conj_physical = conj
 angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
-              _zeros_grad, REAL, False)
+              _zeros_grad, REAL, True)  # angle(0) == 0
 
 
 # ---- unary with parameters ----

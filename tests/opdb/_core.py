@@ -49,6 +49,8 @@ class OpInfo:
     keeps_float32: bool = True  # float32 in, float32 (or bool/int) out: float64 must not leak
     layouts: tuple = (st.strided,)  # input layouts besides strided drive the sparse tests
     sparse_args: tuple = (0,)  # which positional args become sparse in the sparse tests
+    # layout variants the op rejects by design -> regex of the clear error it must raise
+    unsupported_variants: dict = field(default_factory=dict)
 
 
 def make(shape, dtype, requires_grad=False, low=-3.0, high=3.0, seed=0, positive=False):
@@ -72,7 +74,7 @@ def make(shape, dtype, requires_grad=False, low=-3.0, high=3.0, seed=0, positive
 def to_numpy(x):
     """Tensors -> NumPy arrays, recursively through lists/tuples; anything else unchanged."""
     if isinstance(x, st.Tensor):
-        return x.detach().numpy()
+        return (x.to_dense() if x.layout is not st.strided else x).detach().numpy()
     if isinstance(x, (list, tuple)):
         return type(x)(to_numpy(v) for v in x)
     return x

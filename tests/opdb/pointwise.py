@@ -168,3 +168,51 @@ OPS = [
            lambda dt, rg: [Sample((make((3, 4), dt, seed=1), make((4,), dt, seed=2))), Sample((make((3,), dt, seed=3), 2))],
            dtypes=(st.int64, st.int32, st.int16, st.uint8), supports_autograd=False, method="add", inplace="add_"),
 ]
+
+
+def _ints(dt, *shapes):
+    return tuple(make(s, dt, seed=i, low=-5, high=5) for i, s in enumerate(shapes))
+
+
+OPS += [
+    OpInfo("bitwise_not", st.bitwise_not, np.invert, lambda dt, rg: [Sample(_ints(dt, (3, 4)))],
+           dtypes=(st.int64, st.int32, st.bool), supports_autograd=False, method="bitwise_not",
+           inplace="bitwise_not_",
+           error_inputs=lambda: [ErrorInput(Sample((st.ones(3),)), RuntimeError, "only integer and bool")]),
+    OpInfo("bitwise_or", st.bitwise_or, np.bitwise_or, lambda dt, rg: [Sample(_ints(dt, (3, 4), (4,)))],
+           dtypes=(st.int64, st.int32, st.bool), supports_autograd=False, method="bitwise_or"),
+    OpInfo("bitwise_xor", st.bitwise_xor, np.bitwise_xor, lambda dt, rg: [Sample(_ints(dt, (3, 4), (4,)))],
+           dtypes=(st.int64, st.int32, st.bool), supports_autograd=False, method="bitwise_xor"),
+    OpInfo("floor_divide", st.floor_divide, np.floor_divide,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=2, positive=True)))],
+           supports_autograd=False, method="floor_divide", inplace="floor_divide_"),
+    OpInfo("angle", st.angle, np.angle, _unary_samples(), supports_autograd=False, method="angle"),
+    OpInfo("isreal", st.isreal, np.isreal, _unary_samples(), supports_autograd=False, method="isreal"),
+    OpInfo("conj", st.conj, np.conj, _unary_samples(), method="conj"),
+    OpInfo("polygamma", lambda x, n=1: st.polygamma(n, x), lambda x, n=1: sps.polygamma(n, x),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True),), {"n": 1}),
+                           Sample((make((5,), dt, rg, positive=True, seed=3),), {"n": 2})]),
+    OpInfo("clamp_min", st.clamp_min, np.maximum, lambda dt, rg: [Sample((make((3, 4), dt, rg), 0.5))],
+           method="clamp_min", inplace="clamp_min_"),
+    OpInfo("clamp_max", st.clamp_max, np.minimum, lambda dt, rg: [Sample((make((3, 4), dt, rg), 0.5))],
+           method="clamp_max", inplace="clamp_max_"),
+    OpInfo("logit", st.logit, lambda x, eps=None: sps.logit(np.clip(x, eps, 1 - eps) if eps else x),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, low=0.1, high=0.9),)),
+                           Sample((make((5,), dt, rg, low=0.1, high=0.9, seed=2),), {"eps": 0.2})],
+           method="logit", inplace="logit_"),
+    OpInfo("xlogy", st.xlogy, sps.xlogy,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=2, positive=True)))],
+           method="xlogy", inplace="xlogy_"),
+    OpInfo("copysign", st.copysign, np.copysign,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True), make((3, 4), dt, rg, seed=2)))],
+           method="copysign", inplace="copysign_"),
+    OpInfo("heaviside", st.heaviside, np.heaviside,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=2)))],
+           supports_autograd=False, method="heaviside"),
+    OpInfo("float_power", st.float_power, lambda a, b: np.power(a.astype(np.float64), b),
+           lambda dt, rg: [Sample((make((3, 4), dt, rg, positive=True), 1.5))],
+           method="float_power", keeps_float32=False),
+    OpInfo("isclose", st.isclose, np.isclose,
+           lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg)))],
+           supports_autograd=False, method="isclose"),
+]

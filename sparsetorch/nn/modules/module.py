@@ -6,7 +6,6 @@ Parameters, buffers and submodules live in three ordered dicts filled by ``__set
 backward hooks with identity autograd Functions around the inputs and outputs.
 """
 
-import functools
 import itertools
 from collections import OrderedDict, namedtuple
 
@@ -489,18 +488,22 @@ class Module:
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
+            # as torch (overwrite_module_params_on_conversion off): the Parameter object is kept
+            # and its data swapped, so optimizers built before .to()/.double() still hold it
             with _gm.no_grad():
                 new = fn(param)
             if new is not param:
-                p = Parameter(new, param.requires_grad)
-                if param.grad is not None:
-                    with _gm.no_grad():
-                        g = fn(param.grad)
-                    p.grad = g
-                self._parameters[key] = p
+                param.data = new
+                if new._vc is not None:
+                    param._vc = new._vc
+            if param.grad is not None:
+                with _gm.no_grad():
+                    g = fn(param.grad)
+                if g is not param.grad:
+                    param.grad = g
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -756,5 +759,3 @@ def _parse_to(args, kwargs):
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     return device, dtype
 
-
-functools  # noqa: B018 - kept for subclasses that import it from here

@@ -1,0 +1,153 @@
+"""Embedding workloads: sparsetorch (numba kernels, and the NumPy/SciPy fallback) against torch.
+
+    python benchmarks/bench_embedding.py            # 9 samples after 2 warm-ups, full sizes
+    python benchmarks/bench_embedding.py --quick    # small sizes, 3 samples: a smoke test
+
+Inputs (issue 4): a 1M x 64 float32 table; 4096 bags of 20 ids drawn from zipf(1.1) ranks
+scattered by a fixed permutation. Sections:
+- ``EmbeddingBag`` forward, modes sum and mean (no graph);
+- ``EmbeddingBag`` forward + backward with ``sparse=True``: torch's gradient is uncoalesced, so
+  a "torch + coalesce" row is given too (sparsetorch's gradient comes out coalesced);
+- ``Embedding(sparse=True)`` lookup of 65,536 zipf ids + backward (uncoalesced grads on both).
+
+Targets (issue 4, medians of one run): EmbeddingBag forward <= 1.0x torch, forward+backward
+<= 1.0x torch. The numba kernels are compiled (or loaded from numba's cache) in the warm-up.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import _harness  # benchmarks/ is on sys.path when this file runs as a script
+import numpy as np
+
+import sparsetorch as st
+import sparsetorch.nn.functional as F
+from sparsetorch.sparse import _spmm
+
+try:
+    import torch
+    import torch.nn.functional as TF
+except ImportError:  # the torch rows are skipped
+    torch = None
+
+
+def zipf_ids(rng, n, num, perm):
+    """``n`` ids in [0, num): zipf(1.1) ranks (ranks past the table redrawn), permuted."""
+    out = np.empty(0, np.int64)
+    while out.size < n:
+        r = rng.zipf(1.1, 2 * n)
+        out = np.concatenate((out, r[r <= num] - 1))
+    return perm[out[:n]]
+
+
+def _fallback(fn):
+    """``fn`` run with the numba kernels switched off (the NumPy/SciPy path)."""
+    def run():
+        old = _spmm.use_numba(False)
+        try:
+            fn()
+        finally:
+            _spmm.use_numba(old)
+    return run
+
+
+def bag_section(args, num, dim, bags, per_bag):
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(num)
+    w0 = rng.standard_normal((num, dim)).astype(np.float32)
+    ids0 = zipf_ids(rng, bags * per_bag, num, perm)
+    off0 = np.arange(0, bags * per_bag, per_bag, dtype=np.int64)
+    g0 = rng.standard_normal((bags, dim)).astype(np.float32)
+    print(f"\ntable {num} x {dim}, {bags} bags x {per_bag} ids, {np.unique(ids0).size} distinct ids")
+    W, ids, off, G = st.tensor(w0), st.tensor(ids0), st.tensor(off0), st.tensor(g0)
+    Wg = st.tensor(w0, requires_grad=True)
+    if torch is not None:
+        tW, tids, toff, tG = (torch.from_numpy(w0), torch.from_numpy(ids0), torch.from_numpy(off0),
+                              torch.from_numpy(g0))
+        tWg = torch.from_numpy(w0.copy()).requires_grad_(True)
+    for mode in ("sum", "mean"):
+        v = {}
+        if torch is not None:
+            v["torch"] = _harness.loop(lambda m=mode: TF.embedding_bag(tids, tW, toff, mode=m))
+        v["sparsetorch"] = _harness.loop(lambda m=mode: F.embedding_bag(ids, W, off, mode=m))
+        v["sparsetorch (no numba)"] = _harness.loop(
+            _fallback(lambda m=mode: F.embedding_bag(ids, W, off, mode=m)))
+        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        _harness.print_table(rows, "torch", f"EmbeddingBag forward, mode={mode}", "us")
+
+        def st_fb(m=mode):
+            Wg.grad = None
+            F.embedding_bag(ids, Wg, off, mode=m, sparse=True).backward(G)
+
+        def t_fb(m=mode):
+            tWg.grad = None
+            TF.embedding_bag(tids, tWg, toff, mode=m, sparse=True).backward(tG)
+
+        def t_fbc():
+            t_fb()
+            tWg.grad.coalesce()
+
+        v = {}
+        if torch is not None:
+            v["torch"] = _harness.loop(t_fb)
+            v["torch + coalesce"] = _harness.loop(t_fbc)
+        v["sparsetorch (coalesced grad)"] = _harness.loop(st_fb)
+        v["sparsetorch (no numba)"] = _harness.loop(_fallback(st_fb))
+        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        _harness.print_table(rows, ["torch", "torch + coalesce"] if torch is not None else None,
+                             f"EmbeddingBag forward + backward (sparse=True), mode={mode}", "us")
+        if torch is not None:  # same gradient (dense form), checked once
+            st_fb()
+            t_fb()
+            a = Wg.grad.to_dense().numpy()
+            b = tWg.grad.to_dense().numpy()
+            print(f"(gradients agree: {np.allclose(a, b, rtol=1e-4, atol=1e-5)})")
+
+
+def embedding_section(args, num, dim, n):
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(num)
+    w0 = rng.standard_normal((num, dim)).astype(np.float32)
+    ids0 = zipf_ids(rng, n, num, perm)
+    g0 = rng.standard_normal((n, dim)).astype(np.float32)
+    Wg, ids, G = st.tensor(w0, requires_grad=True), st.tensor(ids0), st.tensor(g0)
+
+    def st_run():
+        Wg.grad = None
+        F.embedding(ids, Wg, sparse=True).backward(G)
+
+    v = {}
+    if torch is not None:
+        tWg = torch.from_numpy(w0.copy()).requires_grad_(True)
+        tids, tG = torch.from_numpy(ids0), torch.from_numpy(g0)
+
+        def t_run():
+            tWg.grad = None
+            TF.embedding(tids, tWg, sparse=True).backward(tG)
+
+        v["torch"] = _harness.loop(t_run)
+    v["sparsetorch"] = _harness.loop(st_run)
+    rows = _harness.compare(v, 1, args.samples, args.warmup)
+    _harness.print_table(rows, "torch", f"Embedding(sparse=True): {n} zipf ids lookup + backward", "us")
+
+
+def main(argv=None) -> int:
+    p = _harness.parser(__doc__.splitlines()[0])
+    args = p.parse_args(argv)
+    if args.quick:
+        args.samples = 3
+        args.warmup = 1
+    _harness.print_environment(("numpy", "scipy", "sparsetorch", "torch", "numba"))
+    if torch is None:
+        print("torch not installed: torch rows skipped")
+    if not args.no_wait:
+        _harness.wait_for_quiet()
+    q = args.quick
+    bag_section(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
+    embedding_section(args, 10_000 if q else 1_000_000, 64, 4096 if q else 65_536)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

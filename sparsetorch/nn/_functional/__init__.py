@@ -1,0 +1,1 @@
+"""Private pieces of nn.functional (re-exported by nn/functional.py)."""

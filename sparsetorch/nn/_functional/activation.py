@@ -1,0 +1,289 @@
+"""Activation functions of nn.functional.
+
+The ones whose naive composite is unstable or slow (softplus, logsigmoid, elu, gelu, silu,
+leaky_relu, hardtanh) are ``defop`` kernels with derivative formulas written with sparsetorch ops
+(so double backward works); the rest forward to existing ops.
+"""
+
+import math
+import warnings
+
+from ... import _ops
+from ..._dispatch import call, defop
+from ..._layout import strided
+from ..._ops._util import check_tensor
+from ..._ops.pointwise import sigmoid as _sigmoid, tanh as _tanh, relu as _relu, relu_ as _relu_
+
+__all__ = [
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
+    "sigmoid", "tanh", "softmax", "log_softmax", "softmin", "softplus", "logsigmoid",
+    "hardtanh", "hardtanh_", "threshold", "softsign", "tanhshrink", "mish", "glu", "selu", "celu",
+]
+
+S = (strided,)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _float_input(input, name):
+    check_tensor(input, name)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(
+            f"{name}(): not implemented for dtype {input.dtype.name}; convert with .float() first")
+    return input
+
+
+def _apply(op, input, params, inplace):
+    r = call(op, (input,), params)
+    if inplace:
+        return input.copy_(r)
+    return r
+
+
+# ---- kernels + formulas ----
+
+def _leaky_kernel(be, x, slope):
+    return be.xp.where(x > 0, x, x * slope)
+
+
+_leaky_relu_op = defop(
+    "leaky_relu", {S: _leaky_kernel}, params=("negative_slope",),
+    grads={"input": lambda grad, input, negative_slope:
+           grad * ((input > 0).to(grad.dtype) * (1 - negative_slope) + negative_slope)})
+
+
+def _elu_kernel(be, x, alpha, scale, input_scale):
+    xp = be.xp
+    neg = xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale)
+    return xp.where(x > 0, x * scale, neg)
+
+
+def _elu_backward(grad, input, alpha, scale, input_scale):
+    pos = (input > 0).to(grad.dtype)
+    negd = (input.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
+    return grad * (pos * scale + (1 - pos) * negd)
+
+
+_elu_op = defop("elu", {S: _elu_kernel}, params=("alpha", "scale", "input_scale"),
+                grads={"input": _elu_backward})
+
+
+def _gelu_kernel(be, x, approximate):
+    xp = be.xp
+    if approximate == "tanh":
+        inner = (x + 0.044715 * x * x * x) * _SQRT_2_PI
+        return 0.5 * x * (1 + xp.tanh(inner))
+    return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2))
+
+
+def _gelu_backward(grad, input, approximate):
+    if approximate == "tanh":
+        x2 = input * input
+        t = ((input + 0.044715 * x2 * input) * _SQRT_2_PI).tanh()
+        d = 0.5 * (1 + t) + 0.5 * input * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2)
+        return grad * d
+    cdf = 0.5 * (1 + (input * _INV_SQRT_2).erf())
+    pdf = (input * input * -0.5).exp() * _INV_SQRT_2PI
+    return grad * (cdf + input * pdf)
+
+
+_gelu_op = defop("gelu", {S: _gelu_kernel}, params=("approximate",),
+                 grads={"input": _gelu_backward})
+
+
+def _silu_kernel(be, x):
+    return x * be.special.expit(x)
+
+
+def _silu_backward(grad, input):
+    s = input.sigmoid()
+    return grad * s * (1 + input * (1 - s))
+
+
+_silu_op = defop("silu", {S: _silu_kernel}, grads={"input": _silu_backward})
+
+
+def _softplus_kernel(be, x, beta, threshold):
+    bx = x * beta
+    return be.xp.where(bx > threshold, x, be.xp.logaddexp(0, bx) / beta)
+
+
+def _softplus_backward(grad, input, beta, threshold):
+    bx = input * beta
+    s = bx.sigmoid()
+    over = (bx > threshold).to(grad.dtype)
+    return grad * (s + over * (1 - s))
+
+
+_softplus_op = defop("softplus", {S: _softplus_kernel}, params=("beta", "threshold"),
+                     grads={"input": _softplus_backward})
+
+_logsigmoid_op = defop(
+    "logsigmoid", {S: lambda be, x: -be.xp.logaddexp(0, -x)},
+    grads={"input": lambda grad, input: grad * (-input).sigmoid()})
+
+
+def _hardtanh_kernel(be, x, lo, hi):
+    return be.xp.clip(x, lo, hi)
+
+
+_hardtanh_op = defop(
+    "hardtanh", {S: _hardtanh_kernel}, params=("min_val", "max_val"),
+    grads={"input": lambda grad, input, min_val, max_val:
+           grad * ((input > min_val) & (input < max_val)).to(grad.dtype)})
+
+
+# ---- public functions ----
+
+def relu(input, inplace=False):
+    r"""relu(input, inplace=False) -> Tensor: ``max(0, x)`` elementwise."""
+    return _relu_(input) if inplace else _relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return _relu_(input)
+
+
+def relu6(input, inplace=False):
+    """``min(max(0, x), 6)`` elementwise."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    r"""``max(0, x) + negative_slope * min(0, x)`` elementwise."""
+    _float_input(input, "leaky_relu")
+    return _apply(_leaky_relu_op, input, (negative_slope,), inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    r"""``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
+    _float_input(input, "elu")
+    return _apply(_elu_op, input, (alpha, 1.0, 1.0), inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def selu(input, inplace=False):
+    """Scaled ELU with the self-normalizing constants."""
+    _float_input(input, "selu")
+    return _apply(_elu_op, input, (1.6732632423543772848170429916717,
+                                   1.0507009873554804934193349852946, 1.0), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    _float_input(input, "celu")
+    return _apply(_elu_op, input, (alpha, 1.0, 1.0 / alpha), inplace)
+
+
+def gelu(input, approximate="none"):
+    r"""Gaussian Error Linear Unit: ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh formula."""
+    _float_input(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return call(_gelu_op, (input,), (approximate,))
+
+
+def silu(input, inplace=False):
+    r"""``x * sigmoid(x)`` (the swish function)."""
+    _float_input(input, "silu")
+    return _apply(_silu_op, input, (), inplace)
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    r = input * softplus(input).tanh()
+    return input.copy_(r) if inplace else r
+
+
+def sigmoid(input):
+    return _sigmoid(input)
+
+
+def tanh(input):
+    return _tanh(input)
+
+
+def softsign(input):
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    r"""``1/beta * log(1 + exp(beta * x))``, linear where ``beta * x > threshold``."""
+    _float_input(input, "softplus")
+    return call(_softplus_op, (input,), (beta, threshold))
+
+
+def logsigmoid(input):
+    r"""``log(1 / (1 + exp(-x)))``, computed stably."""
+    _float_input(input, "log_sigmoid")
+    return call(_logsigmoid_op, (input,), ())
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamp to ``[min_val, max_val]`` (gradient 1 strictly inside, 0 outside)."""
+    _float_input(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _apply(_hardtanh_op, input, (min_val, max_val), inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002 - torch's name
+    """``x`` where ``x > threshold`` else ``value``."""
+    r = _ops.where(input > threshold, input, value)
+    return input.copy_(r) if inplace else r
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the halves of ``input`` along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
+    a, b = input.split(n // 2, dim)
+    return a * b.sigmoid()
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    r"""``exp(x_i) / sum_j exp(x_j)`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return _ops.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return _ops.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    r"""``log(softmax(x))`` along ``dim``, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return _ops.log_softmax(input, dim, dtype=dtype)

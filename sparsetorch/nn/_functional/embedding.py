@@ -1,0 +1,469 @@
+"""``embedding`` and ``embedding_bag`` (torch.nn.functional), as table ops with their own kernels.
+
+Both lookups are linear in the table ``W``: ``out = A @ W`` for a (bags x rows) matrix ``A``
+given by the ids, the bag boundaries, the mode's per-bag divisor (1, n or sqrt(n), n the
+number of non-padding ids of the bag) and the per-sample weights ('max' picks one id per bag
+and column instead). So:
+
+- the gradient of ``W`` is ``A^T @ grad``: a *row-sparse* COO tensor (``sparse=True``) or its
+  dense form; its own derivative (double backward) is the forward lookup again;
+- the gradient of ``per_sample_weights[j]`` is ``<grad[b], W[ids[j]]> / divisor[b]``, composed
+  from sparsetorch ops (so it is differentiable itself).
+
+Gradient layouts (``sparse=True``):
+
+- ``embedding``: an *uncoalesced* hybrid COO tensor, one stored row per looked-up id (indices
+  ``[1, n]``, values ``[n, embedding_dim]``), as torch's;
+- ``embedding_bag``: a *coalesced* hybrid COO tensor (sorted unique rows), built in one pass from
+  ``grad`` by a numba kernel (PERF-NOTES.md spike 3) or, without numba, by a coalesce of the
+  per-id rows. torch's is uncoalesced; ``.to_dense()`` of both is the same, and optimizers
+  that coalesce (SparseAdam) skip that step here.
+
+Extensions over torch (documented): ``mode='sqrtn'`` (TensorFlow's combiner: the bag's sum
+divided by sqrt(n)); ``per_sample_weights`` with ``'mean'`` and ``'sqrtn'`` (the weighted sum
+divided by n, resp. sqrt(n), n counting the bag's non-padding ids, NOT the weights' sum as
+TensorFlow's weighted combiners do); ``sparse=True`` with ``mode='max'``.
+"""
+
+
+from ... import _dtype as D
+from ..._backend import get_backend
+from ..._dispatch import bump_version, call, defop, wrap
+from ..._layout import sparse_coo, strided
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...sparse import _convert as C
+from ...sparse._payload import COO
+from .._kernels import embedding as K
+
+__all__ = ["embedding", "embedding_bag"]
+
+_MODES = {"sum": 0, "mean": 1, "max": 2, "sqrtn": 3}
+S2 = (strided, strided)
+
+
+class _Bags:
+    """What the forward kernel and the backward formulas share (host arrays, no tensors)."""
+
+    __slots__ = ("arg", "bounds", "coef", "freq", "ids", "mode", "num", "pad", "scale", "sparse")
+
+
+# ---- argument checks ----
+
+def _check_ids(input, weight, fname):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{fname}(): argument 'weight' must be a Tensor, not {type(weight).__name__}")
+    if input.dtype is not D.int64 and input.dtype is not D.int32:
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.dtype.name} instead (while checking arguments for {fname})"
+        )
+    if input.layout is not strided or weight.layout is not strided:
+        raise TypeError(f"{fname}(): input and weight must be dense (strided) tensors")
+    if weight.ndim != 2:
+        raise RuntimeError(f"{fname}(): 'weight' must be 2-D, but got {weight.ndim}-D")
+    ids = input._data
+    if ids.size:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= weight.shape[0]:
+            raise IndexError("index out of range in self")
+    return ids
+
+
+def _padding_idx(padding_idx, num):
+    if padding_idx is None:
+        return -1
+    if padding_idx > 0:
+        if padding_idx >= num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    elif padding_idx < 0:
+        if padding_idx < -num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx += num
+    return padding_idx
+
+
+def _renorm_(weight, ids, max_norm, norm_type):
+    """torch.embedding_renorm_: rows of ``weight`` looked up by ``ids`` whose ``norm_type``-norm
+    exceeds ``max_norm`` are scaled down to it, in place (not recorded by autograd)."""
+    xp = get_backend(weight.device).xp
+    with no_grad():
+        rows = xp.unique(ids.reshape(-1))
+        if rows.size == 0:
+            return
+        w = weight._data[rows]
+        norms = xp.linalg.norm(w.astype(xp.float64), ord=norm_type, axis=1)
+        big = norms > max_norm
+        if big.any():
+            f = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+            weight._data[rows[big]] = w[big] * f[:, None]
+            bump_version(weight)
+
+
+# ---- embedding ----
+
+def _emb_kernel(be, w, ctx):
+    return be.xp.take(w, ctx.ids, axis=0)
+
+
+def _emb_weight_backward(grad, ctx):
+    n = ctx.ids.size
+    dim = grad.shape[-1]
+    g = grad.reshape(n, dim)
+    xp = get_backend(grad.device).xp
+    idx = ctx.ids.reshape(1, n).astype(xp.int64, copy=False)
+    if ctx.coef is not None:  # padding rows get 0, scale_grad_by_freq divides by the id's count
+        g = g * wrap(ctx.coef[:, None].astype(grad.dtype.np), grad.dtype, grad.device, strided)
+    if ctx.pad >= 0:
+        keep = xp.flatnonzero(ctx.ids.reshape(-1) != ctx.pad)
+        if keep.size != n:
+            idx = idx[:, keep]
+            g = g.index_select(0, wrap(keep, D.int64, grad.device, strided))
+    shape = (ctx.num, dim)
+    pattern = wrap(COO(idx, xp.empty((idx.shape[1], dim), grad.dtype.np), shape, idx.shape[1] <= 1),
+                   grad.dtype, grad.device, sparse_coo)
+    from ..._ops.sparse_core import with_values
+
+    s = with_values(pattern, g)
+    return s if ctx.sparse else s.to_dense()
+
+
+_emb_op = defop("embedding", {(strided,): _emb_kernel}, inputs=("weight",), params=("ctx",),
+                grads={"weight": lambda grad, ctx: _emb_weight_backward(grad, ctx)})
+
+
+def _freq_coef(xp, ids, pad):
+    """1 / (count of each entry's id in the batch) (torch's scale_grad_by_freq), 0 at padding."""
+    flat = ids.reshape(-1)
+    _, inv, cnt = xp.unique(flat, return_inverse=True, return_counts=True)
+    coef = 1.0 / cnt[inv].astype(xp.float64)
+    if pad >= 0:
+        coef[flat == pad] = 0.0
+    return coef
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    r"""Look up rows of ``weight`` (num_embeddings x embedding_dim) by the integer ``input``.
+
+    The result has shape ``input.shape + (embedding_dim,)``. ``padding_idx``: that row gets no
+    gradient. ``max_norm``: looked-up rows with a larger ``norm_type``-norm are renormalised in
+    place first. ``scale_grad_by_freq``: gradients are divided by each id's count in the batch.
+    ``sparse``: the gradient of ``weight`` is an uncoalesced sparse COO tensor.
+    """
+    ids = _check_ids(input, weight, "embedding")
+    num = weight.shape[0]
+    pad = _padding_idx(padding_idx, num)
+    if max_norm is not None:
+        _renorm_(weight, ids, max_norm, norm_type)
+    ctx = _Bags()
+    ctx.ids = ids
+    ctx.num = num
+    ctx.pad = pad
+    ctx.sparse = bool(sparse)
+    ctx.coef = None
+    if weight._rg:
+        xp = get_backend(weight.device).xp
+        if scale_grad_by_freq:
+            ctx.coef = _freq_coef(xp, ids, pad)
+    return call(_emb_op, (weight,), (ctx,))
+
+
+# ---- embedding_bag ----
+
+def _bag_forward_kernel(be, w, psw, ctx):
+    xp = be.xp
+    k = K.kernels(be) if w.dtype.kind == "f" and w.dtype.itemsize >= 4 else None
+    if ctx.mode == 2:
+        if k is not None:
+            out, arg = k[1](w, ctx.ids, ctx.bounds, ctx.pad)
+        else:
+            out, arg = _bag_max_numpy(xp, w, ctx)
+        ctx.arg = arg
+        return out
+    if psw is not None:
+        psw = xp.ascontiguousarray(psw)
+    if k is not None:
+        e = xp.empty(0, w.dtype)
+        return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
+                    e if ctx.scale is None else ctx.scale)
+    return _bag_sum_numpy(be, w, psw, ctx)
+
+
+def _bag_sum_numpy(be, w, psw, ctx):
+    xp = be.xp
+    n = ctx.ids.size
+    data = xp.ones(n, w.dtype) if psw is None else psw.astype(w.dtype, copy=True)
+    if ctx.pad >= 0:
+        data[ctx.ids == ctx.pad] = 0
+    B = ctx.bounds.size - 1
+    lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
+    a = be.sp.csr_matrix((data[lo:hi], ctx.ids[lo:hi], ctx.bounds - lo), shape=(B, w.shape[0]))
+    out = xp.asarray(a @ w, dtype=w.dtype)
+    if ctx.scale is not None:
+        out /= ctx.scale[:, None]
+    return out
+
+
+def _bag_max_numpy(xp, w, ctx):
+    B, dim = ctx.bounds.size - 1, w.shape[1]
+    out = xp.zeros((B, dim), w.dtype)
+    arg = xp.full((B, dim), -1, xp.int64)
+    pos = xp.arange(ctx.ids.size)
+    bag = xp.repeat(xp.arange(B), xp.diff(ctx.bounds))
+    pos = pos[ctx.bounds[0]:ctx.bounds[-1]]
+    if ctx.pad >= 0:
+        keep = ctx.ids[pos] != ctx.pad
+        pos, bag = pos[keep], bag[keep]
+    if pos.size == 0:
+        return out, arg
+    rows = w[ctx.ids[pos]]
+    starts = xp.flatnonzero(xp.concatenate(([True], bag[1:] != bag[:-1])))
+    ub = bag[starts]
+    m = xp.maximum.reduceat(rows, starts, axis=0)
+    out[ub] = m
+    first = xp.where(rows == m[xp.searchsorted(ub, bag)], pos[:, None], ctx.ids.size)
+    arg[ub] = xp.minimum.reduceat(first, starts, axis=0)
+    return out, arg
+
+
+def _bag_weight_backward(grad, per_sample_weights, ctx):
+    return call(_bag_bwd_op, (grad, per_sample_weights), (ctx,))
+
+
+def _bag_bwd_kernel(be, g, psw, ctx):
+    """``A^T @ g`` for the table: COO payload (coalesced) when sparse, else a dense array."""
+    xp = be.xp
+    g = xp.ascontiguousarray(g)
+    dim = g.shape[1]
+    shape = (ctx.num, dim)
+    if ctx.mode == 2:
+        ok = ctx.arg >= 0
+        b, d = xp.nonzero(ok)
+        j = ctx.arg[ok]
+        if not ctx.sparse:
+            out = xp.zeros(shape, g.dtype)
+            xp.add.at(out, (ctx.ids[j], d), g[b, d])
+            return out
+        uj, inv = xp.unique(j, return_inverse=True)
+        vals = xp.zeros((uj.size, dim), g.dtype)
+        vals[inv, d] = g[b, d]
+        p = COO(ctx.ids[uj].reshape(1, -1).astype(xp.int64), vals, shape, uj.size <= 1)
+        return C.coalesce(be, p)
+    k = K.kernels(be) if g.dtype.kind == "f" and g.dtype.itemsize >= 4 else None
+    coef = ctx.coef
+    if k is not None:
+        e = xp.empty(0, g.dtype)
+        slot = K.scratch(xp, ctx.num)
+        try:
+            rows, vals = k[2](ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
+                              e if ctx.scale is None else ctx.scale, slot, K.num_threads())
+        finally:
+            K.release_scratch(ctx.num, slot)
+    else:
+        rows, vals = _bag_grad_numpy(be, g, ctx)
+    if not ctx.sparse:
+        out = xp.zeros(shape, g.dtype)
+        out[rows] = vals
+        return out
+    return COO(rows.reshape(1, -1), vals, shape, True)
+
+
+def _bag_grad_numpy(be, g, ctx):
+    xp = be.xp
+    B = ctx.bounds.size - 1
+    lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
+    ids = ctx.ids[lo:hi]
+    bag = xp.repeat(xp.arange(B), xp.diff(ctx.bounds))
+    c = xp.ones(ids.size, g.dtype) if ctx.coef is None else ctx.coef[lo:hi].astype(g.dtype)
+    if ctx.scale is not None:
+        c = c / ctx.scale[bag]
+    if ctx.pad >= 0:
+        c[ids == ctx.pad] = 0
+    uniq, inv = xp.unique(ids, return_inverse=True)
+    a = be.sp.csr_matrix((c, (bag, inv)), shape=(B, uniq.size))
+    return uniq.astype(xp.int64), xp.asarray(a.T @ g, dtype=g.dtype)
+
+
+def _bag_bwd_grad(grad, ctx):
+    """Derivative of the table gradient w.r.t. the output gradient: the lookup of ``grad``."""
+    if grad.layout is not strided:
+        grad = grad.to_dense()
+    if ctx.mode == 2:
+        xp = get_backend(grad.device).xp
+        dim = grad.shape[1]
+        ok = ctx.arg >= 0
+        flat = xp.where(ok, ctx.ids[xp.maximum(ctx.arg, 0)] * dim + xp.arange(dim), 0)
+        r = grad.reshape(-1).index_select(0, wrap(flat.reshape(-1), D.int64, grad.device, strided))
+        mask = wrap(ok.astype(grad.dtype.np), grad.dtype, grad.device, strided)
+        return r.reshape(ok.shape) * mask
+    coef = None if ctx.coef is None else wrap(ctx.coef.astype(grad.dtype.np), grad.dtype,
+                                              grad.device, strided)
+    return call(_bag_op, (grad, coef), (ctx,))
+
+
+def _bag_bwd_psw_grad(grad, grad_output, ctx):
+    """Derivative of the table gradient w.r.t. per_sample_weights (double backward)."""
+    if grad.layout is not strided:
+        grad = grad.to_dense()
+    r = _bag_psw_backward(grad_output, grad, ctx)
+    if ctx.freq is not None:
+        r = r * wrap(ctx.freq.astype(r.dtype.np), r.dtype, r.device, strided)
+    return r
+
+
+_bag_bwd_op = defop(
+    "embedding_bag_backward", {S2: _bag_bwd_kernel},
+    inputs=("grad_output", "per_sample_weights"), params=("ctx",),
+    grads={"grad_output": lambda grad, ctx: _bag_bwd_grad(grad, ctx),
+           "per_sample_weights": lambda grad, grad_output, ctx: _bag_bwd_psw_grad(grad, grad_output, ctx)},
+)
+
+
+def _bag_psw_backward(grad, weight, ctx):
+    """d out[b] / d psw[j] = W[ids[j]] / divisor[b] (0 for padding and ids outside every bag)."""
+    xp = get_backend(grad.device).xp
+    n = ctx.ids.size
+    B = ctx.bounds.size - 1
+    bag = xp.zeros(n, xp.int64)
+    c = xp.zeros(n, grad.dtype.np)
+    lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
+    bag[lo:hi] = xp.repeat(xp.arange(B), xp.diff(ctx.bounds))
+    c[lo:hi] = 1 if ctx.scale is None else 1 / ctx.scale[bag[lo:hi]]
+    if ctx.pad >= 0:
+        c[ctx.ids == ctx.pad] = 0
+    dev = grad.device
+    gb = grad.index_select(0, wrap(bag, D.int64, dev, strided))
+    wj = weight.index_select(0, wrap(ctx.ids.astype(xp.int64, copy=False), D.int64, dev, strided))
+    return (gb * wj).sum(1) * wrap(c, grad.dtype, dev, strided)  # flat, as the op's input
+
+
+_bag_op = defop(
+    "embedding_bag", {S2: _bag_forward_kernel}, inputs=("weight", "per_sample_weights"),
+    params=("ctx",),
+    grads={"weight": lambda grad, per_sample_weights, ctx: _bag_weight_backward(
+        grad, per_sample_weights, ctx),
+           "per_sample_weights": lambda grad, weight, ctx: _bag_psw_backward(grad, weight, ctx)},
+)
+
+
+def _bounds(xp, offsets, n, include_last_offset, fname):
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"{fname}(): offsets must be a Tensor, not {type(offsets).__name__}")
+    if offsets.dtype is not D.int64 and offsets.dtype is not D.int32:
+        raise RuntimeError(
+            f"{fname}(): offsets must be an integer tensor (int64 or int32), got {offsets.dtype.name}"
+        )
+    if offsets.ndim != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor, but got a {offsets.ndim}-D tensor")
+    o = offsets._data.astype(xp.int64, copy=False)
+    if o.size:
+        if int(o[0]) != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                f"from position 0. However, got {int(o[0])}"
+            )
+        if int(o[-1]) > n:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
+                f"{int(o[-1])}"
+            )
+        if o.size > 1 and bool((o[1:] < o[:-1]).any()):
+            raise RuntimeError(f"{fname}(): offsets must be non-decreasing, got {o.tolist()[:8]}...")
+    if include_last_offset:
+        if o.size == 0:
+            return xp.zeros(1, xp.int64)
+        return o
+    return xp.concatenate((o, xp.array([n], xp.int64)))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    r"""Sums, means, maxes or sqrtn-combines bags of embeddings without building the lookups.
+
+    ``input``: 1-D ids with ``offsets`` (the start of each bag; with ``include_last_offset``
+    the last offset is the end of the last bag) or 2-D ``(bags, ids)`` with ``offsets=None``.
+    ``mode``: ``'sum'``, ``'mean'``, ``'max'`` or ``'sqrtn'`` (sum / sqrt(bag size), TF's
+    combiner). Ids equal to ``padding_idx`` are left out (also from the bag sizes); empty bags
+    give zeros. ``per_sample_weights`` (same shape as ``input``) scale each id's row in
+    'sum', 'mean' and 'sqrtn' (torch: 'sum' only). ``sparse=True`` (any mode) makes the
+    gradient of ``weight`` a coalesced sparse COO tensor.
+    """
+    fname = "embedding_bag"
+    ids = _check_ids(input, weight, fname)
+    if mode not in _MODES:
+        raise ValueError("mode has to be one of sum, mean, max or sqrtn")
+    m = _MODES[mode]
+    xp = get_backend(weight.device).xp
+    num = weight.shape[0]
+    pad = _padding_idx(padding_idx, num)
+    if per_sample_weights is not None:
+        if not isinstance(per_sample_weights, Tensor):
+            raise TypeError(f"{fname}(): per_sample_weights must be a Tensor or None")
+        if m == 2:
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                "supported for mode='sum', 'mean' and 'sqrtn' (got mode='max')."
+            )
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not "
+                f"None, then it must have the same shape as the input ({list(input.shape)})"
+            )
+        if per_sample_weights.dtype is not weight.dtype:
+            raise RuntimeError(
+                f"{fname}(): expected per_sample_weights ({per_sample_weights.dtype.name}) to have "
+                f"the same dtype as weight ({weight.dtype.name})"
+            )
+    if scale_grad_by_freq and m == 2:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                "of fixed length sequences. However, found offsets of type "
+                f"{type(offsets).__name__}"
+            )
+        B, L = input.shape
+        flat = ids.reshape(-1)
+        bounds = xp.arange(0, B * L + 1, max(L, 1), dtype=xp.int64) if L else xp.zeros(B + 1, xp.int64)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        flat = ids
+        bounds = _bounds(xp, offsets, ids.size, include_last_offset, fname)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type)
+    flat = xp.ascontiguousarray(flat, dtype=xp.int64)
+    ctx = _Bags()
+    ctx.ids = flat
+    ctx.bounds = bounds
+    ctx.pad = pad
+    ctx.mode = m
+    ctx.num = num
+    ctx.sparse = bool(sparse)
+    ctx.arg = None
+    ctx.scale = None
+    if m == 1 or m == 3:
+        if pad >= 0:
+            cs = xp.concatenate((xp.zeros(1, xp.int64), xp.cumsum(flat != pad)))
+            cnt = cs[bounds[1:]] - cs[bounds[:-1]]
+        else:
+            cnt = xp.diff(bounds)
+        cnt = xp.maximum(cnt, 1).astype(xp.float64)
+        ctx.scale = (cnt if m == 1 else xp.sqrt(cnt)).astype(weight.dtype.np)  # the divisor
+    ctx.freq = None
+    ctx.coef = None  # per-id factor of the table's gradient: per_sample_weights x 1/frequency
+    psw = None
+    if per_sample_weights is not None:
+        psw = per_sample_weights.reshape(-1)
+        ctx.coef = xp.ascontiguousarray(psw._data)
+    if scale_grad_by_freq and weight._rg:
+        fc = ctx.freq = _freq_coef(xp, flat, pad).astype(weight.dtype.np)
+        ctx.coef = fc if ctx.coef is None else ctx.coef * fc
+    return call(_bag_op, (weight, psw), (ctx,))

@@ -1,0 +1,184 @@
+"""linear, bilinear, dropout, normalization and small utilities of nn.functional (composites)."""
+
+from ... import _ops
+from ..._dtype import int64
+from ..._ops._util import check_tensor
+from ...autograd import grad_mode as _gm
+
+__all__ = [
+    "linear", "bilinear", "dropout", "alpha_dropout", "layer_norm", "batch_norm", "normalize",
+    "one_hot", "cosine_similarity", "pairwise_distance",
+]
+
+
+def linear(input, weight, bias=None):
+    r"""``y = x A^T + b``. ``input (*, in_features)``, ``weight (out_features, in_features)``."""
+    check_tensor(input, "linear")
+    check_tensor(weight, "linear", "weight")
+    if weight.ndim not in (1, 2):
+        raise RuntimeError(f"linear(): weight must be 1-D or 2-D, got {weight.ndim}-D")
+    if input.ndim == 0:
+        raise RuntimeError("linear(): input must have at least 1 dimension, got a 0-D tensor")
+    if input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape2(input)} and "
+            f"{weight.shape[-1]}x{weight.shape[0] if weight.ndim == 2 else 1})")
+    wt = weight.t() if weight.ndim == 2 else weight
+    if input.ndim == 2 and bias is not None and weight.ndim == 2 and input.layout.name == "strided" \
+            and weight.layout.name == "strided":
+        return _ops.addmm(bias, input, wt)
+    out = _ops.matmul(input, wt)
+    return out if bias is None else out + bias
+
+
+def _shape2(x):
+    lead = 1
+    for s in x.shape[:-1]:
+        lead *= s
+    return f"{lead}x{x.shape[-1]}"
+
+
+def bilinear(input1, input2, weight, bias=None):
+    r"""``y_k = x1^T A_k x2 + b_k``; ``weight (out, in1, in2)``."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            "bilinear(): input1 and input2 must have the same size except in the last dimension, "
+            f"got {tuple(input1.shape)} and {tuple(input2.shape)}")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or weight.shape[2] != input2.shape[-1]:
+        raise RuntimeError(
+            f"bilinear(): weight of shape {tuple(weight.shape)} does not fit inputs of last sizes "
+            f"{input1.shape[-1]} and {input2.shape[-1]}")
+    out = _ops.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    r"""Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        r = input * 0
+    else:
+        with _gm.no_grad():
+            mask = _ops.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
+        r = input * mask
+    return input.copy_(r) if inplace else r
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout keeping the self-normalizing property (for SELU networks)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha = -1.7580993408473766
+    if p == 1.0:
+        return input * 0
+    keep = 1.0 - p
+    a = (keep + alpha * alpha * keep * p) ** -0.5
+    b = -a * alpha * p
+    with _gm.no_grad():
+        mask = _ops.empty_like(input).bernoulli_(keep)
+    r = (input * mask + alpha * (1 - mask)) * a + b
+    return input.copy_(r) if inplace else r
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Normalize over the trailing ``normalized_shape`` dims (biased variance), then affine."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mu = input.mean(dim=dims, keepdim=True)
+    xc = input - mu
+    var = (xc * xc).mean(dim=dims, keepdim=True)
+    y = xc * (var + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    r"""Batch normalization over every dim but 1 (channels). In training mode the batch
+    statistics are used and the running ones updated in place (unbiased variance)."""
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
+    c = input.shape[1]
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        mu = input.mean(dim=dims, keepdim=True)
+        xc = input - mu
+        var = (xc * xc).mean(dim=dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with _gm.no_grad():
+                m = momentum
+                if running_mean is not None:
+                    running_mean.mul_(1 - m).add_(mu.detach().reshape(c).to(running_mean.dtype) * m)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(c) * (n / (n - 1))
+                    running_var.mul_(1 - m).add_(unbiased.to(running_var.dtype) * m)
+        y = xc * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
+                               "evaluation mode")
+        y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    r"""``v / max(||v||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    r = input / denom
+    if out is not None:
+        return out.copy_(r)
+    return r
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 tensor of shape ``(*, num_classes)`` with a 1 at each index of ``tensor``."""
+    if tensor.dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min().item()) < 0):
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor.numel() and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = _ops.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(int64)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    r"""``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+

@@ -1,0 +1,334 @@
+"""Loss functions of nn.functional: composites of sparsetorch ops, written in their stable forms
+(cross_entropy through log_softmax, BCE-with-logits through logsigmoid)."""
+
+import warnings
+
+from ... import _ops
+from ..._dispatch import call, defop
+from ..._dtype import int64, promote_types
+from ..._layout import strided
+from ..._ops._util import check_tensor
+from .activation import log_softmax, logsigmoid
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "margin_ranking_loss",
+    "cosine_embedding_loss", "kl_div", "soft_margin_loss", "hinge_embedding_loss",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """torch's ``_Reduction.legacy_get_string``: the deprecated size_average/reduce pair."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _same_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", stacklevel=3)
+
+
+# ---- regression ----
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    r"""Mean squared error ``(x - y)^2``, reduced."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _same_size(input, target)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    r"""Mean absolute error ``|x - y|``, reduced."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _same_size(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    r"""``0.5 d^2 / beta`` where ``|d| < beta`` else ``|d| - 0.5 beta`` (L1 when ``beta == 0``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _same_size(input, target)
+    d = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(d, reduction)
+    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    r"""``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - 0.5 delta)``."""
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _same_size(input, target)
+    d = (input - target).abs()
+    loss = _ops.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# ---- classification ----
+
+def _check_batch(input, target):
+    if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
+        tb = target.shape[0] if target.ndim else 1
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({tb}).")
+
+
+def _class_weights(weight, safe_t, shape):
+    return weight.index_select(0, safe_t.reshape(-1)).reshape(shape)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    r"""Negative log likelihood: ``-w[y_n] * input[n, y_n]`` (``input`` holds log-probabilities,
+    classes on dim 1, or dim 0 for an unbatched ``(C,)`` input)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    check_tensor(input, "nll_loss")
+    check_tensor(target, "nll_loss", "target")
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if target.dtype is not int64:
+        raise RuntimeError(
+            f"expected scalar type Long but found {target.dtype.name}; class-index targets must "
+            "be int64 (use target.long())")
+    unbatched = input.ndim == 1
+    if unbatched:
+        if target.ndim != 0:
+            raise ValueError(f"Expected target of shape () for 1-D input, got {tuple(target.shape)}")
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    _check_batch(input, target)
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(
+            f"Expected target size {tuple(input.shape[:1]) + tuple(input.shape[2:])}, got "
+            f"{tuple(target.shape)}")
+    c = input.shape[1]
+    valid = target != ignore_index
+    safe_t = _ops.where(valid, target, 0)
+    if safe_t.numel():
+        lo, hi = int(safe_t.min().item()), int(safe_t.max().item())
+        if lo < 0 or hi >= c:
+            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+    picked = input.gather(1, safe_t.unsqueeze(1)).squeeze(1)
+    w = valid.to(input.dtype)
+    if weight is not None:
+        if weight.ndim != 1 or weight.shape[0] != c:
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {c} classes or no classes but "
+                f"got weight tensor of shape: {list(weight.shape)}")
+        w = w * _class_weights(weight, safe_t, safe_t.shape).to(input.dtype)
+    loss = -(picked * w)
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    r"""Cross entropy between logits ``input`` (classes on dim 1) and ``target``: class indices
+    (int64, with ``ignore_index``) or class probabilities (float, same shape as ``input``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    check_tensor(input, "cross_entropy")
+    check_tensor(target, "cross_entropy", "target")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if input.ndim == 1 else 1
+    c = input.shape[cdim]
+    logp = log_softmax(input, cdim)
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            _check_batch(input, target)
+            raise RuntimeError(
+                f"Expected target of the same shape as input {tuple(input.shape)} for class "
+                f"probabilities, got {tuple(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        if weight is not None:
+            logp = logp * weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+        prod = logp * target
+        if reduction == "none":
+            return -prod.sum(cdim)
+        if reduction == "sum":
+            return -prod.sum()
+        return -prod.sum() / (input.numel() // c)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore = target == ignore_index
+    wshape = (c,) + (1,) * (input.ndim - cdim - 1)
+    lp = logp if weight is None else logp * weight.reshape(wshape)
+    smooth = -lp.sum(cdim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            safe_t = _ops.where(ignore, 0, target)
+            tw = _class_weights(weight, safe_t, safe_t.shape).masked_fill(ignore, 0.0)
+            ret = smooth.sum() / tw.sum()
+        else:
+            ret = smooth.sum() / (~ignore).sum()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
+
+
+def _bce_kernel(be, x, t):
+    xp = be.xp
+    return (t - 1) * xp.maximum(xp.log1p(-x), -100) - t * xp.maximum(xp.log(x), -100)
+
+
+# A kernel rather than a composite: torch's derivative clamps the denominator at 1e-12, which
+# keeps the gradient finite where the input saturates at 0 or 1 (the composite gives inf/nan).
+_bce_op = defop(
+    "binary_cross_entropy", {(strided, strided): _bce_kernel}, inputs=("input", "target"),
+    grads={"input": lambda grad, input, target:
+           grad * (input - target) / ((1 - input) * input).clamp_min(1e-12),
+           "target": lambda grad, input:
+           grad * ((1 - input).log().clamp_min(-100) - input.log().clamp_min(-100))})
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    r"""``-w (y log x + (1 - y) log(1 - x))`` on probabilities; the logs are clamped at -100."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if input.numel() and (bool((input < 0).any()) or bool((input > 1).any())):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    dt = promote_types(input.dtype, target.dtype)
+    loss = call(_bce_op, (input, target), (), dt, dt)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    r"""BCE on logits, stable: ``(1 - y) x - (1 + (p - 1) y) logsigmoid(x)``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    ls = logsigmoid(input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input - log_weight * ls
+    else:
+        loss = (1 - target) * input - ls
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    r"""``max(0, -y (x1 - x2) + margin)``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    r"""``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input1.ndim not in (1, 2) or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(
+            "cosine_embedding_loss(): expected 1-D or 2-D inputs of the same shape, got "
+            f"{tuple(input1.shape)} and {tuple(input2.shape)}")
+    d = input1.ndim - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + eps
+    m2 = (input2 * input2).sum(d) + eps
+    cos = prod / (m1 * m2).sqrt()
+    zeros = cos * 0
+    pos = _ops.where(target == 1, 1 - cos, zeros)
+    neg = _ops.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(pos + neg, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    r"""KL divergence with ``input`` in log space: ``y (log y - x)``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _ops.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-y x))``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce(-logsigmoid(target * input), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    zeros = input * 0
+    pos = _ops.where(target == 1, input, zeros)
+    neg = _ops.where(target == -1, (margin - input).clamp_min(0), zeros)
+    return _reduce(pos + neg, reduction)

@@ -1,0 +1,1 @@
+"""Compiled (numba) kernels of the nn layers; each module builds its kernels lazily."""

@@ -1,0 +1,172 @@
+"""numba kernels for Embedding / EmbeddingBag (PERF-NOTES.md spike 3 and appendix).
+
+- ``bag_sum``: a ``prange``-over-bags gather-sum, ``fastmath=False``: each bag is summed in id
+  order, as torch does, so plain sums are bitwise comparable to torch's.
+- ``bag_grad``: the *coalesced* sparse gradient of the table straight from the output gradient
+  ``G`` (no repeat + sort): unique ids by "mark and scan" over an int32 scratch array the size
+  of the table, then a scatter-add in which thread ``t`` owns the output rows ``s % T == t``
+  (no atomics, deterministic: each row is summed in id order).
+
+Built on first use (``cache=True``), CPU backend only, and only when numba imports and the
+sparse kernels' numba switch (``sparsetorch.sparse._spmm.use_numba``) is on. The thread count
+is passed in (``numba.get_num_threads()`` inside a kernel makes it uncacheable).
+"""
+
+import threading
+
+__all__ = ["kernels", "num_threads", "release_scratch", "scratch"]
+
+_K = [None]  # None: not built; False: numba unavailable
+_SCRATCH = {}  # table size -> int32 array of -1 (the "mark" array), checked out while in use
+_LOCK = threading.Lock()
+
+
+def kernels(be):
+    """The kernel namespace (a tuple), or None on other backends / without numba."""
+    from ...sparse import _spmm
+
+    if be.name != "cpu" or not _spmm._ENABLED[0]:
+        return None
+    k = _K[0]
+    if k is None:
+        k = _K[0] = _build()
+    return k or None
+
+
+def num_threads():
+    import numba
+
+    return numba.get_num_threads()
+
+
+def scratch(xp, n):
+    """An int32 array of ``n`` entries, all -1 (returned by ``release_scratch`` in that state)."""
+    with _LOCK:
+        s = _SCRATCH.pop(n, None)
+    return xp.full(n, -1, dtype=xp.int32) if s is None else s
+
+
+def release_scratch(n, s):
+    with _LOCK:
+        _SCRATCH[n] = s
+
+
+def _build():
+    try:
+        import numpy as np
+        from numba import njit, prange
+    except ImportError:
+        return False
+
+    @njit(parallel=True, cache=True)
+    def bag_sum(W, ids, bounds, pad, psw, scale):
+        """out[b] = sum_{j in bag b, ids[j] != pad} psw[j] * W[ids[j]] / scale[b]; psw and scale
+        may be empty (all ones). Dividing (not multiplying by 1/n) is what torch's mean does."""
+        B = bounds.size - 1
+        D = W.shape[1]
+        out = np.empty((B, D), W.dtype)
+        has_w = psw.size > 0
+        has_s = scale.size > 0
+        for b in prange(B):
+            o = out[b]
+            for d in range(D):
+                o[d] = 0
+            first = True
+            for j in range(bounds[b], bounds[b + 1]):
+                i = ids[j]
+                if i == pad:
+                    continue
+                w = W[i]
+                if has_w:
+                    c = psw[j]
+                    for d in range(D):
+                        o[d] += c * w[d]
+                elif first:
+                    for d in range(D):
+                        o[d] = w[d]
+                else:
+                    for d in range(D):
+                        o[d] += w[d]
+                first = False
+            if has_s:
+                s = scale[b]
+                for d in range(D):
+                    o[d] /= s
+        return out
+
+    @njit(parallel=True, cache=True)
+    def bag_max(W, ids, bounds, pad):
+        """Per-bag, per-column max and the entry position that holds it (-1: empty bag)."""
+        B = bounds.size - 1
+        D = W.shape[1]
+        out = np.zeros((B, D), W.dtype)
+        arg = np.full((B, D), -1, np.int64)
+        for b in prange(B):
+            for j in range(bounds[b], bounds[b + 1]):
+                i = ids[j]
+                if i == pad:
+                    continue
+                for d in range(D):
+                    v = W[i, d]
+                    if arg[b, d] < 0 or v > out[b, d]:
+                        out[b, d] = v
+                        arg[b, d] = j
+        return out, arg
+
+    @njit(cache=True)
+    def unique_mark(ids, pad, slot):
+        """Sorted distinct ids (``pad`` left out); ``slot[id]`` = its output row."""
+        for j in range(ids.size):
+            if ids[j] != pad:
+                slot[ids[j]] = 0
+        U = 0
+        uniq = np.empty(ids.size, np.int64)
+        for i in range(slot.size):
+            if slot[i] == 0:
+                slot[i] = U
+                uniq[U] = i
+                U += 1
+        return uniq[:U]
+
+    @njit(parallel=True, cache=True)
+    def bag_grad(ids, bounds, G, pad, coef, scale, slot, T):
+        """Coalesced (sorted unique rows, values) gradient of the table: row ids[j] receives
+        coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones)."""
+        B = bounds.size - 1
+        D = G.shape[1]
+        uniq = unique_mark(ids, pad, slot)
+        out = np.zeros((uniq.size, D), G.dtype)
+        has_c = coef.size > 0
+        has_s = scale.size > 0
+        for t in prange(T):  # thread t owns output rows s with s % T == t
+            for b in range(B):
+                g = G[b]
+                for j in range(bounds[b], bounds[b + 1]):
+                    i = ids[j]
+                    if i == pad:
+                        continue
+                    s = slot[i]
+                    if s % T != t:
+                        continue
+                    o = out[s]
+                    if has_s:
+                        q = scale[b]
+                        if has_c:
+                            c = coef[j]
+                            for d in range(D):
+                                o[d] += c * (g[d] / q)
+                        else:
+                            for d in range(D):
+                                o[d] += g[d] / q
+                    elif has_c:
+                        c = coef[j]
+                        for d in range(D):
+                            o[d] += c * g[d]
+                    else:
+                        for d in range(D):
+                            o[d] += g[d]
+        for k in range(uniq.size):
+            slot[uniq[k]] = -1
+        return uniq, out
+
+    return bag_sum, bag_max, bag_grad

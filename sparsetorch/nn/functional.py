@@ -1,0 +1,29 @@
+"""sparsetorch.nn.functional (torch.nn.functional): stateless functions over sparsetorch ops.
+
+Sections below are owned by different parts of nn; each adds its functions in its own section.
+"""
+
+# ---- core: activations, linear, dropout, normalization, losses (nn core) ----
+from ._functional.activation import (  # noqa: F401,E402
+    celu, elu, elu_, gelu, glu, hardtanh, hardtanh_, leaky_relu, leaky_relu_, log_softmax,
+    logsigmoid, mish, relu, relu6, relu_, selu, sigmoid, silu, softmax, softmin, softplus,
+    softsign, tanh, tanhshrink, threshold,
+)
+from ._functional.linear import (  # noqa: F401,E402
+    alpha_dropout, batch_norm, bilinear, cosine_similarity, dropout, layer_norm, linear, normalize,
+    one_hot, pairwise_distance,
+)
+from ._functional.loss import (  # noqa: F401,E402
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy,
+    hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
+    smooth_l1_loss, soft_margin_loss,
+)
+
+# ---- sparse: embedding, embedding_bag, sparse linear ----
+from ._functional.embedding import embedding, embedding_bag  # noqa: F401,E402
+
+# ---- conv / pooling / rnn ----
+from ._functional.conv import (  # noqa: F401,E402
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
+    avg_pool2d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, pad,
+)

@@ -1,0 +1,22 @@
+"""parameters_to_vector / vector_to_parameters (torch.nn.utils.convert_parameters)."""
+
+from ... import _ops
+from ..._tensor import Tensor
+
+__all__ = ["parameters_to_vector", "vector_to_parameters"]
+
+
+def parameters_to_vector(parameters):
+    """Flatten ``parameters`` into one 1-D tensor (differentiable)."""
+    return _ops.cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copy slices of the 1-D ``vec`` into ``parameters`` (replacing their ``.data``)."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    pointer = 0
+    for p in parameters:
+        n = p.numel()
+        p.data = vec[pointer:pointer + n].view_as(p).data
+        pointer += n

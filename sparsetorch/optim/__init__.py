@@ -1,0 +1,15 @@
+"""torch.optim: optimizers (all accept sparse gradients; see ``Optimizer``'s ``sparse_mode``) and
+learning-rate schedulers."""
+
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .rowwise_adagrad import RowWiseAdagrad
+from .sgd import SGD
+from .sparse_adam import SparseAdam
+
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "RowWiseAdagrad", "SGD",
+           "SparseAdam", "lr_scheduler"]
