@@ -2,6 +2,7 @@
 
     python benchmarks/bench_embedding.py            # 9 samples after 2 warm-ups, full sizes
     python benchmarks/bench_embedding.py --quick    # small sizes, 3 samples: a smoke test
+    python benchmarks/bench_embedding.py --threads 1   # both libraries single-threaded
 
 Inputs (issue 4): a 1M x 64 float32 table; 4096 bags of 20 ids drawn from zipf(1.1) ranks
 scattered by a fixed permutation. Sections:
@@ -134,7 +135,15 @@ def embedding_section(args, num, dim, n):
 
 def main(argv=None) -> int:
     p = _harness.parser(__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads for torch and numba alike (default: their own defaults)")
     args = p.parse_args(argv)
+    if args.threads:
+        import numba
+
+        numba.set_num_threads(args.threads)
+        if torch is not None:
+            torch.set_num_threads(args.threads)
     if args.quick:
         args.samples = 3
         args.warmup = 1

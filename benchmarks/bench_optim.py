@@ -2,6 +2,7 @@
 
     python benchmarks/bench_optim.py            # 9 samples after 2 warm-ups, full sizes
     python benchmarks/bench_optim.py --quick    # small table, 3 samples: a smoke test
+    python benchmarks/bench_optim.py --only sgd_momentum,adagrad   # a subset of the sections
 
 Sections (issue 4; a 1M x 64 float32 table = 64M parameters, ``--quick`` uses 50k x 64):
 - ``sparse_adam``: ``SparseAdam.step()`` with a coalesced gradient of 20k unique sorted rows;
@@ -30,6 +31,8 @@ except ImportError:  # the torch columns are skipped
     torch = None
 
 warnings.filterwarnings("ignore", message=".*[Ss]parse.*")
+
+SECTIONS = ("sparse_adam", "dense_adam", "adagrad", "sgd_momentum")
 
 
 def grads(n, d, k, seed=0):
@@ -68,7 +71,10 @@ def stepper(opt):
 
 
 def main(argv=None):
-    args = _harness.parser(__doc__.splitlines()[0]).parse_args(argv)
+    ap = _harness.parser(__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join(SECTIONS))
+    args = ap.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else set(SECTIONS)
     samples = 3 if args.quick else args.samples
     n, d, k = (50_000, 64, 1_000) if args.quick else (1_000_000, 64, 20_000)
     table, rows, vals, dense = grads(n, d, k)
@@ -115,10 +121,13 @@ def main(argv=None):
         if torch is not None:
             yield "torch", stepper(torch.optim.SGD([torch_param(table, tg)], lr=0.01, momentum=0.9))
 
-    section("SparseAdam step (coalesced sparse gradient)", sparse_adam)
-    section("dense Adam step", dense_adam)
-    section("Adagrad step (sparse gradient)", adagrad)
-    section("SGD momentum=0.9 step (sparse gradient)", sgd_momentum)
+    titles = {"sparse_adam": ("SparseAdam step (coalesced sparse gradient)", sparse_adam),
+              "dense_adam": ("dense Adam step", dense_adam),
+              "adagrad": ("Adagrad step (sparse gradient)", adagrad),
+              "sgd_momentum": ("SGD momentum=0.9 step (sparse gradient)", sgd_momentum)}
+    for key in SECTIONS:
+        if key in only:
+            section(*titles[key])
     return 0
 
 

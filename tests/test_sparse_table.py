@@ -74,7 +74,8 @@ GRAD_CASES = [pytest.param(i, id=i.name) for i in SPARSE_OPS if i.supports_autog
 @pytest.mark.parametrize("info", GRAD_CASES)
 def test_sparse_gradcheck_and_masked_grad(info):
     checked = 0
-    for s in info.sample_inputs(st.float64, False):
+    for si, s in enumerate(info.sample_inputs(st.float64, False)):
+        fast = si > 0  # the full Jacobian on the first sample; random projections on the rest
         for pos in info.sparse_args:
             base = s.args[pos]
             if not isinstance(base, st.Tensor) or base.ndim == 0:
@@ -90,7 +91,8 @@ def test_sparse_gradcheck_and_masked_grad(info):
                     out = info.op(*_swap(_s.args, _pos, x), **_s.kwargs)
                     return out.to_dense() if out.layout is not st.strided else out
 
-                assert st.autograd.gradcheck(fn, (v0,), atol=1e-5), f"{info.name} {s.name} {vname}"
+                assert st.autograd.gradcheck(fn, (v0,), atol=1e-5, fast_mode=fast), \
+                    f"{info.name} {s.name} {vname}"
                 # masked semantics: a sparse leaf's gradient is sparse with the leaf's pattern
                 leaf = st.with_values(pattern, pattern._values().detach().clone()).requires_grad_(True)
                 out = info.op(*_swap(s.args, pos, leaf), **s.kwargs)

@@ -25,5 +25,5 @@ from ._functional.embedding import embedding, embedding_bag  # noqa: F401,E402
 # ---- conv / pooling / rnn ----
 from ._functional.conv import (  # noqa: F401,E402
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
-    avg_pool2d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, pad,
+    avg_pool2d, conv1d, conv2d, conv3d, fold, max_pool1d, max_pool2d, pad, unfold,
 )

@@ -9,10 +9,29 @@ from .._dispatch import wrap
 from ..autograd import grad_mode as _gm
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-    "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-    "orthogonal_", "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
-    "kaiming_uniform", "kaiming_normal", "orthogonal",
+    "calculate_gain",
+    "constant",
+    "constant_",
+    "dirac_",
+    "eye_",
+    "kaiming_normal",
+    "kaiming_normal_",
+    "kaiming_uniform",
+    "kaiming_uniform_",
+    "normal",
+    "normal_",
+    "ones_",
+    "orthogonal",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
+    "uniform",
+    "uniform_",
+    "xavier_normal",
+    "xavier_normal_",
+    "xavier_uniform",
+    "xavier_uniform_",
+    "zeros_",
 ]
 
 

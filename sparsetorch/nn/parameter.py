@@ -1,11 +1,11 @@
 """Parameter: a Tensor that a Module registers as a learnable parameter."""
 
 from .. import _dispatch
-from .._tensor import Tensor
 from .._ops import creation as _creation
+from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Buffer", "Parameter"]
 
 _SLOTS = ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra")
 

@@ -11,5 +11,5 @@ from .rowwise_adagrad import RowWiseAdagrad
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "RowWiseAdagrad", "SGD",
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "RowWiseAdagrad",
            "SparseAdam", "lr_scheduler"]

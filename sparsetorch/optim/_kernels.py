@@ -71,7 +71,7 @@ def _build():
                 m[i] = mm
                 v[i] = vv
                 if ams:
-                    if vmax[i] > vv:
+                    if vmax[i] > vv:  # noqa: PLR1730 - explicit, as numba lowers it
                         vv = vmax[i]
                     vmax[i] = vv
                 P[i] = p - ss * (mm / (np.sqrt(vv) * ib + eps))
@@ -111,7 +111,7 @@ def _build():
                 m[r, d] = mm
                 v[r, d] = vv
                 if ams:
-                    if vmax[r, d] > vv:
+                    if vmax[r, d] > vv:  # noqa: PLR1730 - explicit, as numba lowers it
                         vv = vmax[r, d]
                     vmax[r, d] = vv
                 P[r, d] = p - ss * (mm / (np.sqrt(vv) / bc2s + eps))

@@ -11,7 +11,8 @@ from .._backend import CPU, get_backend
 from .._device import device as _device
 from .._layout import sparse_coo, sparse_csr, strided
 
-__all__ = ["CPU", "CPU_DEVICE", "backend", "param_array", "row_grad", "dense_grad", "as_rows"]
+__all__ = ["CPU", "CPU_DEVICE", "as_rows", "backend", "dense_grad", "masked_values", "param_array",
+           "row_grad"]
 
 CPU_DEVICE = _device("cpu")
 

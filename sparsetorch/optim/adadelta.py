@@ -35,9 +35,9 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-                        capturable=capturable, foreach=foreach, differentiable=differentiable,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+                        "capturable": capturable, "foreach": foreach, "differentiable": differentiable,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
 
     def _init_state(self, p, group, state):

@@ -2,7 +2,7 @@
 
 from . import _kernels, _sparse
 from .adam import _is_np
-from .optimizer import Optimizer, _check_mode, _xp_of
+from .optimizer import Optimizer, _check_mode, _xp_of, _zero_step
 
 __all__ = ["Adagrad"]
 
@@ -43,24 +43,18 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable, fused=fused,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                        "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                        "maximize": maximize, "differentiable": differentiable, "fused": fused,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
         # torch creates the state eagerly
         for group in self.param_groups:
             for p in group["params"]:
                 st = self.state[p]
                 if not st:
-                    st["step"] = self._zero_step()
+                    st["step"] = _zero_step()
                     st["sum"] = self._new_state(p, float(group["initial_accumulator_value"]))
-
-    def _zero_step(self):
-        st = {}
-        self._bump_step(st)
-        st["step"]._data = st["step"]._data * 0
-        return st["step"]
 
     def _init_state(self, p, group, state):
         state["sum"] = self._new_state(p, float(group["initial_accumulator_value"]))

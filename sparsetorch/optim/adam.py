@@ -82,10 +82,10 @@ class Adam(Optimizer):
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, sparse_mode="exact"):
         _check(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, foreach=foreach, capturable=capturable,
-                        differentiable=differentiable, fused=fused,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+                        "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                        "differentiable": differentiable, "fused": fused,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
 
     def _init_state(self, p, group, state):

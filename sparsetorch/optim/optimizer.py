@@ -20,15 +20,13 @@ from copy import deepcopy
 from itertools import chain
 
 from .. import _dispatch
+from .._dtype import float32
 from .._layout import strided
 from .._tensor import Tensor
-from .._dtype import float32
 from ..autograd import grad_mode as _gm
 from . import _sparse
 
 __all__ = ["Optimizer", "required"]
-
-_SPARSE_MODE_DOC = "sparse_mode"
 
 
 class _RequiredParameter:
@@ -209,8 +207,7 @@ class Optimizer:
         override ``_exact`` / ``_lazy`` with cheaper row updates."""
         P = _sparse.param_array(p)
         if not state:
-            state["step"] = _dispatch.wrap(_sparse.CPU.xp.asarray(0.0, dtype=float32.np), float32,
-                                           _sparse.CPU_DEVICE, strided)
+            state["step"] = _zero_step()
             self._init_state(p, group, state)
         t = self._bump_step(state)
         S = {k: v._data for k, v in state.items() if k != "step" and isinstance(v, Tensor)}
@@ -283,10 +280,7 @@ class Optimizer:
         """Increase ``state['step']`` (a 0-d float32 tensor, as torch keeps it); return the count."""
         st = state.get("step")
         if st is None:
-            xp = _sparse.CPU.xp
-            t = _dispatch.wrap(xp.asarray(1.0, dtype=float32.np), float32, _sparse.CPU_DEVICE, strided)
-            state["step"] = t
-            return 1.0
+            st = state["step"] = _zero_step()
         if isinstance(st, Tensor):
             a = st._data
             st._data = _xp_of(a).asarray(a + 1, dtype=a.dtype)
@@ -364,6 +358,12 @@ class Optimizer:
         if value.is_floating_point():
             return value.to(dtype=p.dtype, device=p.device).clone()
         return value.to(device=p.device).clone()
+
+
+def _zero_step():
+    """torch keeps the step count as a 0-d float32 CPU tensor."""
+    return _dispatch.wrap(_sparse.CPU.xp.asarray(0.0, dtype=float32.np), float32,
+                          _sparse.CPU_DEVICE, strided)
 
 
 def _dense_like(a):

@@ -42,10 +42,10 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if alpha < 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                        "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                        "maximize": maximize, "differentiable": differentiable,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
 
     def _init_state(self, p, group, state):

@@ -45,9 +45,9 @@ class RowWiseAdagrad(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if initial_accumulator_value < 0.0:
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        defaults = dict(lr=lr, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "eps": eps, "weight_decay": weight_decay,
+                        "initial_accumulator_value": initial_accumulator_value, "maximize": maximize,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

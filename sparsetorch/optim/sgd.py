@@ -46,10 +46,10 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize, foreach=foreach,
-                        differentiable=differentiable, fused=fused,
-                        sparse_mode=_check_mode(sparse_mode))
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                        "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                        "differentiable": differentiable, "fused": fused,
+                        "sparse_mode": _check_mode(sparse_mode)}
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group, state):

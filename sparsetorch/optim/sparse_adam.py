@@ -6,7 +6,7 @@ from .. import _dispatch
 from .._layout import strided
 from . import _kernels, _sparse
 from .adam import _check, _is_np
-from .optimizer import Optimizer, _xp_of
+from .optimizer import Optimizer, _xp_of, _zero_step
 
 __all__ = ["SparseAdam"]
 
@@ -31,7 +31,7 @@ class SparseAdam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         _check(lr, betas, eps, 0.0)
-        defaults = dict(lr=lr, betas=betas, eps=eps, maximize=maximize)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize}
         super().__init__(params, defaults)
         sparse_params = []
         complex_params = []
@@ -54,8 +54,7 @@ class SparseAdam(Optimizer):
                 "SparseAdam does not support dense gradients, please consider Adam instead")
         P = _sparse.param_array(p)
         if not state:
-            state["step"] = _dispatch.wrap(_sparse.CPU.xp.asarray(0.0, dtype="float32"),
-                                           _step_dtype(), _sparse.CPU_DEVICE, strided)
+            state["step"] = _zero_step()
             state["exp_avg"] = self._new_state(p)
             state["exp_avg_sq"] = self._new_state(p)
         t = self._bump_step(state)
@@ -92,9 +91,3 @@ class SparseAdam(Optimizer):
                 denom = _xp_of(P2).sqrt(vu + vo) + eps
                 P2[rows] += -ss * (numer / denom)
         _dispatch.bump_version(p)
-
-
-def _step_dtype():
-    from .._dtype import float32
-
-    return float32

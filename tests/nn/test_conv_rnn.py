@@ -191,6 +191,27 @@ def test_pad_torch_parity(mode):
     _close(sx.grad, tx.grad)
 
 
+@pytest.mark.parametrize("kw", [{"kernel_size": 2},
+                                {"kernel_size": (3, 2), "dilation": (1, 2), "padding": 1,
+                                 "stride": (2, 1)}])
+def test_unfold_fold_torch_parity(kw):
+    torch = pytest.importorskip("torch")
+    x = _rand(2, 3, 7, 6)
+    sx, tx = _t(x, True), torch.tensor(x, requires_grad=True)
+    ys, yt = F.unfold(sx, **kw), torch.nn.functional.unfold(tx, **kw)
+    _close(ys, yt)
+    g = _rand(*yt.shape, seed=9)
+    (ys * _t(g)).sum().backward()
+    (yt * torch.tensor(g)).sum().backward()
+    _close(sx.grad, tx.grad)
+    sg, tg = _t(g, True), torch.tensor(g, requires_grad=True)
+    fs, ft = F.fold(sg, (7, 6), **kw), torch.nn.functional.fold(tg, (7, 6), **kw)
+    _close(fs, ft)
+    fs.square().sum().backward()
+    ft.square().sum().backward()
+    _close(sg.grad, tg.grad)
+
+
 def test_pool_modules_repr_and_shapes():
     assert repr(nn.MaxPool2d(2)) == (
         "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)")
@@ -234,6 +255,8 @@ def test_pool_gradcheck():
     assert gradcheck(lambda x: F.adaptive_avg_pool2d(x, (4, 3)), (x,))
     assert gradcheck(lambda x: F.adaptive_max_pool2d(x, (4, 3)), (x,))
     assert gradcheck(lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect"), (x,))
+    assert gradcheck(lambda x: F.unfold(x, 2, padding=1, stride=2), (x,))
+    assert gradcheck(lambda b: F.fold(b, (4, 5), 2, stride=(1, 2)), (_t(_rand(2, 8, 6), True),))
 
 
 # ---- recurrent layers ----
@@ -255,7 +278,8 @@ def _run_rnn_parity(torch, tcls, scls, kw, seq=(5, 3), hidden=False):
         cs = _rand(kw.get("num_layers", 1) * dirs, batch, 6, seed=7)
         if tcls is torch.nn.LSTM:
             s_in.append((_t(hs, True), _t(cs, True)))
-            t_in.append((torch.tensor(hs, requires_grad=True), torch.tensor(cs, requires_grad=True)))
+            t_in.append((torch.tensor(hs, requires_grad=True),
+                         torch.tensor(cs, requires_grad=True)))
         else:
             s_in.append(_t(hs, True))
             t_in.append(torch.tensor(hs, requires_grad=True))

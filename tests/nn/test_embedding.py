@@ -173,8 +173,10 @@ def test_bag_torch_parity(kernels, mode, pad, sparse, last):
     with torch.no_grad():
         ref.weight.copy_(torch.tensor(bag.weight.detach().numpy()))
     psw = rng.standard_normal(40).astype(np.float32) if mode == "sum" else None
-    out = bag(st.tensor(ids), st.tensor(offsets), None if psw is None else st.tensor(psw))
-    exp = ref(torch.tensor(ids), torch.tensor(offsets), None if psw is None else torch.tensor(psw))
+    sp = None if psw is None else st.tensor(psw, requires_grad=True)
+    tp = None if psw is None else torch.tensor(psw, requires_grad=True)
+    out = bag(st.tensor(ids), st.tensor(offsets), sp)
+    exp = ref(torch.tensor(ids), torch.tensor(offsets), tp)
     if mode != "sum" or psw is None:
         np.testing.assert_array_equal(out.detach().numpy(), exp.detach().numpy())  # bitwise
     np.testing.assert_allclose(out.detach().numpy(), exp.detach().numpy(), rtol=1e-6, atol=1e-6)
@@ -183,6 +185,8 @@ def test_bag_torch_parity(kernels, mode, pad, sparse, last):
     exp.backward(torch.tensor(g))
     np.testing.assert_allclose(_dense(bag.weight.grad), ref.weight.grad.to_dense().numpy(),
                                rtol=1e-5, atol=1e-6)
+    if psw is not None:
+        np.testing.assert_allclose(sp.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_bag_2d_torch_parity():
@@ -358,3 +362,13 @@ def test_sparse_linear_gradcheck_and_errors():
         nn.SparseLinear(5, 3, sparsity=1.5)
     with pytest.raises(RuntimeError, match="mask"):
         nn.SparseLinear(5, 3, mask=st.ones(2, 2, dtype=st.bool))
+
+
+def test_sparse_linear_state_dict_round_trip():
+    m = nn.SparseLinear(6, 4, sparsity=0.5)
+    sd = m.state_dict()
+    assert list(sd) == ["weight", "bias"] and sd["weight"].layout is st.sparse_csr
+    m2 = nn.SparseLinear(6, 4, sparsity=0.5)
+    m2.load_state_dict(sd)
+    x = st.randn(3, 6)
+    np.testing.assert_allclose(m2(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)

@@ -372,3 +372,28 @@ def test_repr_matches_torch():
         return m
 
     assert repr(build(st)).replace("sparsetorch", "torch") == repr(build(torch))
+
+
+def test_load_state_dict_assign_and_dense_from_sparse():
+    m = nn.Linear(2, 2)
+    w = st.tensor([[1.0, 0.0], [0.0, 2.0]])
+    sd = {"weight": w.to_sparse(), "bias": st.zeros(2)}
+    obj = m.weight
+    m.load_state_dict(sd)
+    assert m.weight is obj and m.weight.layout is st.strided
+    np.testing.assert_array_equal(m.weight.detach().numpy(), w.numpy())
+    new_w = st.ones(2, 2)
+    m.load_state_dict({"weight": new_w, "bias": st.zeros(2)}, assign=True)
+    assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad
+    assert m.weight is not obj and (m.weight.detach().numpy() == 1).all()
+
+
+def test_state_dict_hooks():
+    m = nn.Linear(2, 2)
+    log = []
+    m.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: log.append("pre"))
+    m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: log.append(sorted(sd)))
+    m.register_load_state_dict_pre_hook(lambda mod, sd, prefix, *rest: log.append("load_pre"))
+    m.register_load_state_dict_post_hook(lambda mod, keys: log.append(tuple(keys)))
+    m.load_state_dict(m.state_dict())
+    assert log == ["pre", ["bias", "weight"], "load_pre", ([], [])]

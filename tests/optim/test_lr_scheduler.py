@@ -16,17 +16,17 @@ def _opt(mod, cls="SGD", lr=0.1, **kw):
 
 
 SCHEDULES = [
-    ("StepLR", dict(step_size=3, gamma=0.5), "SGD", {}),
-    ("MultiStepLR", dict(milestones=[2, 5, 7], gamma=0.3), "SGD", {}),
-    ("ExponentialLR", dict(gamma=0.9), "SGD", {}),
-    ("CosineAnnealingLR", dict(T_max=6, eta_min=0.01), "SGD", {}),
-    ("LambdaLR", dict(lr_lambda=lambda e: 1.0 / (e + 1)), "SGD", {}),
-    ("LinearLR", dict(start_factor=0.25, end_factor=1.0, total_iters=4), "SGD", {}),
-    ("LinearLR", dict(), "SGD", {}),
-    ("OneCycleLR", dict(max_lr=1.0, total_steps=12), "SGD", dict(momentum=0.9)),
-    ("OneCycleLR", dict(max_lr=[1.0, 0.5], total_steps=12, three_phase=True,
-                        anneal_strategy="linear"), "Adam", {}),
-    ("OneCycleLR", dict(max_lr=0.3, epochs=2, steps_per_epoch=5, pct_start=0.4), "Adam", {}),
+    ("StepLR", {"step_size": 3, "gamma": 0.5}, "SGD", {}),
+    ("MultiStepLR", {"milestones": [2, 5, 7], "gamma": 0.3}, "SGD", {}),
+    ("ExponentialLR", {"gamma": 0.9}, "SGD", {}),
+    ("CosineAnnealingLR", {"T_max": 6, "eta_min": 0.01}, "SGD", {}),
+    ("LambdaLR", {"lr_lambda": lambda e: 1.0 / (e + 1)}, "SGD", {}),
+    ("LinearLR", {"start_factor": 0.25, "end_factor": 1.0, "total_iters": 4}, "SGD", {}),
+    ("LinearLR", {}, "SGD", {}),
+    ("OneCycleLR", {"max_lr": 1.0, "total_steps": 12}, "SGD", {"momentum": 0.9}),
+    ("OneCycleLR", {"max_lr": [1.0, 0.5], "total_steps": 12, "three_phase": True,
+                        "anneal_strategy": "linear"}, "Adam", {}),
+    ("OneCycleLR", {"max_lr": 0.3, "epochs": 2, "steps_per_epoch": 5, "pct_start": 0.4}, "Adam", {}),
 ]
 
 
@@ -101,7 +101,7 @@ def test_reduce_lr_on_plateau():
 def test_reduce_lr_on_plateau_torch_parity():
     T = pytest.importorskip("torch")
     metrics = [1.0, 0.9, 0.95, 0.89, 0.95, 0.95, 0.95, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3]
-    for kw in (dict(patience=1), dict(mode="max", threshold_mode="abs", threshold=0.05, cooldown=2)):
+    for kw in ({"patience": 1}, {"mode": "max", "threshold_mode": "abs", "threshold": 0.05, "cooldown": 2}):
         res = []
         for mod in (torch, T):
             opt = _opt(mod)
@@ -111,7 +111,8 @@ def test_reduce_lr_on_plateau_torch_parity():
                 sch.step(m)
                 out.append(sch.get_last_lr())
             res.append(out)
-        assert sum(res[0], []) == pytest.approx(sum(res[1], []))
+        flat = [[x for row in r for x in row] for r in res]
+        assert flat[0] == pytest.approx(flat[1])
 
 
 def test_state_dict_and_resume():

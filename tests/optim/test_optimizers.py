@@ -109,23 +109,23 @@ REFS = {"SGD": ref_sgd, "Adam": ref_adam, "AdamW": ref_adamw, "Adagrad": ref_ada
         "SparseAdam": ref_sparse_adam}
 
 CASES = [
-    ("SGD", dict(lr=0.1)),
-    ("SGD", dict(lr=0.1, momentum=0.9)),
-    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.05)),
-    ("SGD", dict(lr=0.1, momentum=0.8, dampening=0.3, maximize=True)),
-    ("Adam", dict(lr=0.05)),
-    ("Adam", dict(lr=0.05, weight_decay=0.1, amsgrad=True)),
-    ("Adam", dict(lr=0.05, betas=(0.8, 0.9), maximize=True)),
-    ("AdamW", dict(lr=0.05)),
-    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
-    ("Adagrad", dict(lr=0.1)),
-    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2)),
-    ("RMSprop", dict(lr=0.01)),
-    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
-    ("Adadelta", dict(lr=1.0)),
-    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
-    ("RowWiseAdagrad", dict(lr=0.1)),
-    ("RowWiseAdagrad", dict(lr=0.1, weight_decay=0.1, initial_accumulator_value=0.1)),
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.05}),
+    ("SGD", {"lr": 0.1, "momentum": 0.8, "dampening": 0.3, "maximize": True}),
+    ("Adam", {"lr": 0.05}),
+    ("Adam", {"lr": 0.05, "weight_decay": 0.1, "amsgrad": True}),
+    ("Adam", {"lr": 0.05, "betas": (0.8, 0.9), "maximize": True}),
+    ("AdamW", {"lr": 0.05}),
+    ("AdamW", {"lr": 0.05, "weight_decay": 0.3, "amsgrad": True}),
+    ("Adagrad", {"lr": 0.1}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.05, "weight_decay": 0.1, "initial_accumulator_value": 0.2}),
+    ("RMSprop", {"lr": 0.01}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True, "weight_decay": 0.1}),
+    ("Adadelta", {"lr": 1.0}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
+    ("RowWiseAdagrad", {"lr": 0.1}),
+    ("RowWiseAdagrad", {"lr": 0.1, "weight_decay": 0.1, "initial_accumulator_value": 0.1}),
 ]
 IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in hp.items())}" for n, hp in CASES]
 
@@ -218,7 +218,7 @@ def test_sparse_adam_matches_reference(kernels):
     rng = np.random.default_rng(3)
     p0 = rng.standard_normal((N, D))
     sg = _sparse_grads(rng)
-    for hp in (dict(lr=0.05), dict(lr=0.05, betas=(0.8, 0.95), maximize=True)):
+    for hp in ({"lr": 0.05}, {"lr": 0.05, "betas": (0.8, 0.95), "maximize": True}):
         got, _ = _run("SparseAdam", hp, [g for g, _, _ in sg], p0)
         want = _ref("SparseAdam", hp, [d for _, d, _ in sg], p0, lazy_rows=[r for _, _, r in sg])
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
@@ -246,8 +246,8 @@ def test_general_coo_and_csr_gradients():
     p0 = rng.standard_normal((5, 6))
     dense = np.where(rng.random((5, 6)) < 0.3, rng.standard_normal((5, 6)), 0.0)
     for make in (lambda t: t.to_sparse(), lambda t: t.to_sparse_csr()):
-        for name, hp in (("Adam", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
-                         ("Adagrad", dict(lr=0.1))):
+        for name, hp in (("Adam", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9}),
+                         ("Adagrad", {"lr": 0.1})):
             for mode in ("exact", "lazy"):
                 p = torch.tensor(p0.copy()).requires_grad_()
                 opt = getattr(optim, name)([p], sparse_mode=mode, **hp)
@@ -304,9 +304,9 @@ def test_torch_parity_dense(name, hp):
     assert {k: set(v) for k, v in sa["state"].items()} == {k: set(v) for k, v in sb["state"].items()}
 
 
-@pytest.mark.parametrize("name,hp", [("SparseAdam", dict(lr=0.05)), ("SGD", dict(lr=0.1)),
-                                     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
-                                     ("Adagrad", dict(lr=0.1, lr_decay=0.01))])
+@pytest.mark.parametrize("name,hp", [("SparseAdam", {"lr": 0.05}), ("SGD", {"lr": 0.1}),
+                                     ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+                                     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01})])
 def test_torch_parity_sparse(name, hp, kernels):
     T = pytest.importorskip("torch")
     rng = np.random.default_rng(8)
@@ -326,7 +326,7 @@ def test_torch_parity_sparse(name, hp, kernels):
 # ---- state dicts ----
 
 ROUND_TRIPS = [(n, hp, m) for (n, hp) in CASES for m in ("dense", "exact", "lazy")]
-ROUND_TRIPS.append(("SparseAdam", dict(lr=0.05), "exact"))
+ROUND_TRIPS.append(("SparseAdam", {"lr": 0.05}, "exact"))
 
 
 @pytest.mark.parametrize("name,hp,mode", ROUND_TRIPS,
@@ -477,7 +477,7 @@ def test_bad_inputs():
 def test_embedding_sparse_grads_into_every_optimizer(name, mode):
     nn = pytest.importorskip("sparsetorch.nn")
     torch.manual_seed(0)
-    kw = dict(lr=0.1) if name == "SparseAdam" else dict(lr=0.1, sparse_mode=mode)
+    kw = {"lr": 0.1} if name == "SparseAdam" else {"lr": 0.1, "sparse_mode": mode}
     if name == "SGD":
         kw["momentum"] = 0.9
     mods = []
@@ -508,8 +508,8 @@ def test_embedding_sparse_grads_into_every_optimizer(name, mode):
         np.testing.assert_allclose(b1.weight.detach().numpy(), b2.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name,hp", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.1)),
-                                     ("Adagrad", dict(lr=0.1)), ("RMSprop", dict(lr=0.01))])
+@pytest.mark.parametrize("name,hp", [("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.1}),
+                                     ("Adagrad", {"lr": 0.1}), ("RMSprop", {"lr": 0.01})])
 def test_sparse_parameter_masked_gradient(name, hp):
     # a sparse parameter (as SparseLinear's weight) with a gradient of its own pattern: the update
     # runs on the stored values, and the pattern is kept

@@ -12,12 +12,37 @@ from ... import _ops
 from ..._dispatch import call, defop
 from ..._layout import strided
 from ..._ops._util import check_tensor
-from ..._ops.pointwise import sigmoid as _sigmoid, tanh as _tanh, relu as _relu, relu_ as _relu_
+from ..._ops.pointwise import relu as _relu
+from ..._ops.pointwise import relu_ as _relu_
+from ..._ops.pointwise import sigmoid as _sigmoid
+from ..._ops.pointwise import tanh as _tanh
 
 __all__ = [
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
-    "sigmoid", "tanh", "softmax", "log_softmax", "softmin", "softplus", "logsigmoid",
-    "hardtanh", "hardtanh_", "threshold", "softsign", "tanhshrink", "mish", "glu", "selu", "celu",
+    "celu",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
 ]
 
 S = (strided,)
@@ -245,7 +270,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, True)
 
 
-def threshold(input, threshold, value, inplace=False):  # noqa: A002 - torch's name
+def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold`` else ``value``."""
     r = _ops.where(input > threshold, input, value)
     return input.copy_(r) if inplace else r

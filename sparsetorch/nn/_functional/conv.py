@@ -29,9 +29,11 @@ __all__ = [
     "conv1d",
     "conv2d",
     "conv3d",
+    "fold",
     "max_pool1d",
     "max_pool2d",
     "pad",
+    "unfold",
 ]
 
 SS = (strided, strided)
@@ -152,8 +154,9 @@ def _tuple(v, n, name):
         if len(v) == 1:
             v = tuple(v) * n
         if len(v) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
-                               f"values to match the convolution dimensions, but got {name}={list(v)}")
+            raise RuntimeError(
+                f"expected {name} to be a single integer value or a list of {n} values to match "
+                f"the convolution dimensions, but got {name}={list(v)}")
         return tuple(int(x) for x in v)
     return (int(v),) * n
 
@@ -317,6 +320,65 @@ def pad(input, pad, mode="constant", value=None):
     return out
 
 
+# ---- unfold / fold (im2col / col2im) ----
+
+def _eye_kernel(k, dtype, device):
+    """(prod(k), 1, *k) weight whose convolution copies out each kernel offset: im2col."""
+    n = math.prod(k)
+    return _st.eye(n, dtype=dtype, device=device).view((n, 1) + k)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding local blocks from a batched input: (N, C, H, W) -> (N, C*kH*kW, L)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"unfold(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.ndim not in (3, 4):
+        raise RuntimeError("Input Error: Only 3D or 4D input Tensors are supported "
+                           f"(got {input.ndim}D)")
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    n, c = x.shape[:2]
+    k = _tuple(kernel_size, 2, "kernel_size")
+    y = conv2d(x.reshape((n * c, 1) + tuple(x.shape[2:])), _eye_kernel(k, x.dtype, x.device),
+               None, stride, padding, dilation)
+    y = y.reshape(n, c * math.prod(k), -1)
+    return y.squeeze(0) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combines an array of sliding local blocks into a large containing tensor (sums overlaps)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fold(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.ndim not in (2, 3):
+        raise RuntimeError("Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+                           f"supported (got {input.ndim}D)")
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    size = _tuple(output_size, 2, "output_size")
+    k = _tuple(kernel_size, 2, "kernel_size")
+    stride, padding, dilation = (_tuple(stride, 2, "stride"), _tuple(padding, 2, "padding"),
+                                 _tuple(dilation, 2, "dilation"))
+    kk = math.prod(k)
+    out = _out_size(size, k, stride, padding, dilation)
+    n, ck, blocks = x.shape
+    if ck % kk:
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={ck} and kernel_size={k}")
+    if blocks != math.prod(out):
+        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={dilation}, "
+                           f"padding={padding}, stride={stride}, expected size of input's "
+                           "dimension 2 to match the calculated number of sliding blocks "
+                           f"{' * '.join(map(str, out))} = {math.prod(out)}, but got "
+                           f"input.size(2)={blocks}.")
+    c = ck // kk
+    w = _eye_kernel(k, x.dtype, x.device)
+    y = call(_conv_input_grad_op, (x.reshape((n * c, kk) + out), w),
+             (stride, padding, dilation, 1, (n * c, 1) + size, tuple(w.shape)), x.dtype)
+    y = y.reshape((n, c) + size)
+    return y.squeeze(0) if unbatched else y
+
+
+# pooling builds on the ops above
 from .pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,

@@ -6,8 +6,16 @@ from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
 
 __all__ = [
-    "linear", "bilinear", "dropout", "alpha_dropout", "layer_norm", "batch_norm", "normalize",
-    "one_hot", "cosine_similarity", "pairwise_distance",
+    "alpha_dropout",
+    "batch_norm",
+    "bilinear",
+    "cosine_similarity",
+    "dropout",
+    "layer_norm",
+    "linear",
+    "normalize",
+    "one_hot",
+    "pairwise_distance",
 ]
 
 

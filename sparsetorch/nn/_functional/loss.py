@@ -11,9 +11,19 @@ from ..._ops._util import check_tensor
 from .activation import log_softmax, logsigmoid
 
 __all__ = [
-    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "margin_ranking_loss",
-    "cosine_embedding_loss", "kl_div", "soft_margin_loss", "hinge_embedding_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "margin_ranking_loss",
+    "mse_loss",
+    "nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")

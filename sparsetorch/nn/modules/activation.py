@@ -4,9 +4,27 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
-    "Tanh", "Softmax", "Softmin", "LogSoftmax", "Softplus", "LogSigmoid", "Hardtanh", "Softsign",
-    "Tanhshrink", "Threshold", "GLU",
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "SELU",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "ReLU",
+    "ReLU6",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softmin",
+    "Softplus",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "Threshold",
 ]
 
 

@@ -3,7 +3,7 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "AlphaDropout"]
+__all__ = ["AlphaDropout", "Dropout"]
 
 
 class _DropoutNd(Module):

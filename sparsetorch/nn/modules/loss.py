@@ -5,9 +5,19 @@ from .._functional.loss import _legacy_reduction
 from .module import Module
 
 __all__ = [
-    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-    "BCEWithLogitsLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "KLDivLoss",
-    "SoftMarginLoss", "HingeEmbeddingLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CosineEmbeddingLoss",
+    "CrossEntropyLoss",
+    "HingeEmbeddingLoss",
+    "HuberLoss",
+    "KLDivLoss",
+    "L1Loss",
+    "MSELoss",
+    "MarginRankingLoss",
+    "NLLLoss",
+    "SmoothL1Loss",
+    "SoftMarginLoss",
 ]
 
 

@@ -3,52 +3,27 @@
 Parameters, buffers and submodules live in three ordered dicts filled by ``__setattr__``;
 ``__getattr__`` is only the fallback into them. Every dtype/device conversion goes through
 ``_apply(fn)``; ``__call__`` runs forward pre-hooks, ``forward``, forward hooks and wires full
-backward hooks with identity autograd Functions around the inputs and outputs.
+backward hooks (``_hooks.py``); state_dict/load_state_dict live in ``_state_dict.py``.
 """
 
 import itertools
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
-from ...autograd.function import Function
 from ..parameter import Buffer, Parameter
+from ._hooks import (
+    RemovableHandle,
+    _BackwardHookIn,
+    _BackwardHookOut,
+    _global_forward_hooks,
+    _global_forward_pre_hooks,
+    _HookState,
+    _wrap_tensors,
+)
+from ._state_dict import _IncompatibleKeys, _StateDictMixin  # noqa: F401
 
 __all__ = ["Module", "RemovableHandle"]
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
-class RemovableHandle:
-    """A handle whose ``remove()`` deletes a hook from the dict it was registered in."""
-
-    _next_id = 0
-
-    def __init__(self, *dicts):
-        self.hooks_dicts = dicts
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        for d in self.hooks_dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-_global_forward_pre_hooks = OrderedDict()
-_global_forward_hooks = OrderedDict()
 
 
 def _addindent(s, n):
@@ -58,80 +33,7 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + ln for ln in lines[1:])
 
 
-# ---- full backward hooks: identity Functions around inputs and outputs ----
-
-class _HookState:
-    __slots__ = ("module", "grad_output", "n_in", "called")
-
-    def __init__(self, module, n_in):
-        self.module = module
-        self.grad_output = None
-        self.n_in = n_in
-        self.called = False
-
-
-def _run_backward_hooks(state, grad_input):
-    gi = grad_input
-    for hook in list(state.module._backward_hooks.values()):
-        r = hook(state.module, gi, state.grad_output)
-        if r is not None:
-            if not isinstance(r, tuple):
-                r = (r,)
-            if len(r) != len(gi):
-                raise RuntimeError(
-                    f"Backward hook returned an invalid number of grad_input, got {len(r)}, "
-                    f"but expected {len(gi)}")
-            gi = r
-    return gi
-
-
-class _BackwardHookOut(Function):
-    @staticmethod
-    def forward(ctx, state, *outs):
-        ctx.state = state
-        return tuple(o.view_as(o) for o in outs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        st = ctx.state
-        st.grad_output = grads
-        if st.n_in == 0:  # no input requires grad: the hooks see grad_input=(None,)
-            _run_backward_hooks(st, (None,))
-        return (None,) + grads
-
-
-class _BackwardHookIn(Function):
-    @staticmethod
-    def forward(ctx, state, *ins):
-        ctx.state = state
-        return tuple(i.view_as(i) for i in ins)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None,) + tuple(_run_backward_hooks(ctx.state, grads))
-
-
-def _wrap_tensors(fn_cls, state, obj):
-    """Route the Tensors requiring grad in ``obj`` (a tensor or tuple) through ``fn_cls``."""
-    single = isinstance(obj, Tensor)
-    items = (obj,) if single else (tuple(obj) if isinstance(obj, (tuple, list)) else None)
-    if items is None:
-        return obj, 0
-    idx = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
-    if not idx:
-        return obj, 0
-    new = fn_cls.apply(state, *[items[i] for i in idx])
-    if isinstance(new, Tensor):
-        new = (new,)
-    out = list(items)
-    for i, t in zip(idx, new):
-        out[i] = t
-    if single:
-        return out[0], len(idx)
-    return (type(obj)(out) if isinstance(obj, tuple) else out), len(idx)
-
-
-class Module:
+class Module(_StateDictMixin):
     r"""Base class for all neural network modules.
 
     Subclasses call ``super().__init__()`` before assigning attributes; assigned Parameters,
@@ -161,6 +63,7 @@ class Module:
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
@@ -553,118 +456,6 @@ class Module:
         return self
 
     # ---- state_dict ----
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """An ordered dict of parameters and persistent buffers (detached unless keep_vars)."""
-        if args:  # legacy positional (destination, prefix, keep_vars)
-            destination = args[0]
-            if len(args) > 1:
-                prefix = args[1]
-            if len(args) > 2:
-                keep_vars = args[2]
-        if destination is None:
-            destination = OrderedDict()
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".",
-                             keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {})
-            if r is not None:
-                destination = r
-        return destination
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                 error_msgs)
-        persistent = {k: v for k, v in self._buffers.items()
-                      if k not in self._non_persistent_buffers_set}
-        local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
-                 if v is not None}
-        for name, param in local.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            val = state_dict[key]
-            if not isinstance(val, Tensor):
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", expected torch.Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(val)}")
-                continue
-            if tuple(val.shape) != tuple(param.shape):
-                error_msgs.append(
-                    f"size mismatch for {key}: copying a param with shape {val.shape} from "
-                    f"checkpoint, the shape in current model is {param.shape}.")
-                continue
-            try:
-                with _gm.no_grad():
-                    _copy_into(self, name, param, val)
-            except Exception as ex:  # noqa: BLE001 - reported with the key, as torch does
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", whose dimensions in the model '
-                    f"are {param.shape} and whose dimensions in the checkpoint are {val.shape}, "
-                    f"an exception occurred : {ex.args}.")
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix):
-                    rest = key[len(prefix):]
-                    name = rest.split(".", 1)[0]
-                    if name not in self._modules and name not in local:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy parameters and buffers from ``state_dict``; returns ``(missing_keys,
-        unexpected_keys)``; with ``strict`` any mismatch raises RuntimeError."""
-        if not isinstance(state_dict, dict):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-        state_dict = OrderedDict(state_dict)
-
-        def load(module, prefix=""):
-            module._load_from_state_dict(state_dict, prefix, {"assign_to_params_buffers": assign},
-                                         True, missing, unexpected, errors)
-            for name, child in module._modules.items():
-                if child is not None:
-                    load(child, prefix + name + ".")
-            out = _IncompatibleKeys(missing, unexpected)
-            for hook in module._load_state_dict_post_hooks.values():
-                hook(module, out)
-
-        load(self)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
-
-    def register_state_dict_pre_hook(self, hook):
-        h = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[h.id] = hook
-        return h
-
-    def register_load_state_dict_post_hook(self, hook):
-        h = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[h.id] = hook
-        return h
-
     # ---- repr ----
     def extra_repr(self):
         """Extra information shown inside this module's repr (override in subclasses)."""
@@ -718,24 +509,6 @@ def _zeros_like(g):
     return creation.zeros_like(g)
 
 
-def _copy_into(module, name, param, val):
-    """Copy ``val`` into ``param`` keeping the model tensor (and its layout); sparse model
-    tensors are replaced by a sparse copy (their nnz may change)."""
-    if param.layout.name != "strided" or val.layout.name != param.layout.name and \
-            val.layout.name != "strided":
-        new = val.detach().to(param.dtype)
-        if param.layout.name != "strided" and new.layout is not param.layout:
-            new = new.to_sparse_csr() if param.layout.name == "sparse_csr" else new.to_sparse()
-        else:
-            new = new.clone()
-        if name in module._parameters:
-            param.data = new
-        else:
-            module._buffers[name] = new
-        return
-    param.copy_(val)
-
-
 def _parse_to(args, kwargs):
     from ..._device import device as _device
     from ..._dtype import dtype as _dtype
@@ -758,4 +531,3 @@ def _parse_to(args, kwargs):
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     return device, dtype
-
