@@ -93,11 +93,9 @@ def as_tensor(data, dtype=None, device=None):
         and dev.type == "cpu"
         and data.dtype.isnative
         and (dtype is None or dtype.np == data.dtype)
+        and data.dtype in D._FROM_NP  # other dtypes take the converting path (and its error)
     ):
-        try:
-            return from_numpy(data)
-        except TypeError:
-            pass  # unsupported dtype: fall through to the converting path (and its error)
+        return from_numpy(data)
     arr, dt = host_array(data, dtype, "as_tensor")
     return place(arr, dt, dev)
 

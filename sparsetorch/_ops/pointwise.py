@@ -812,10 +812,10 @@ def _fast_inplace(generic, ufunc_name):
                     else:
                         getattr(_dispatch.get_backend(self.device).xp, ufunc_name)(a, b, out=a)
                 except (ValueError, TypeError):
-                    pass  # read-only view, shape that does not fit: the generic path explains
-                else:
-                    _dispatch.bump_version(self)
-                    return self
+                    # a read-only view or a shape that does not fit: the generic path explains
+                    return generic(self, other, **kwargs)
+                _dispatch.bump_version(self)
+                return self
         return generic(self, other, **kwargs)
 
     op_.__name__ = op_.__qualname__ = name

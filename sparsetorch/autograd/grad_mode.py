@@ -165,7 +165,8 @@ class set_grad_enabled(_GradMode):
         GRAD_ENABLED.set(mode)
 
     def __enter__(self):
-        pass  # the mode was already set by __init__; __exit__ restores the one before it
+        """The mode was already set by ``__init__``; ``__exit__`` restores the one before it."""
+        return None
 
     def clone(self):
         ctx = object.__new__(_GradMode)  # a plain mode context: enter sets, exit restores
