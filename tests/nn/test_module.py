@@ -191,6 +191,41 @@ def test_full_backward_hook_no_input_grad():
     assert seen == [(None,)]
 
 
+class _Mul(nn.Module):
+    def forward(self, a, b, c=3):
+        return a * b
+
+
+def test_full_backward_hook_grad_input_per_argument():
+    # torch: one grad_input entry per positional argument; every Tensor gets its gradient once
+    # one input requires grad; non-Tensor arguments get None
+    m = _Mul()
+    seen = []
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append(gi))
+    a, b = st.full((2,), 3.0), st.ones(2, requires_grad=True)
+    m(a, b, 5).sum().backward()
+    (gi,) = seen
+    assert len(gi) == 3 and gi[2] is None
+    assert gi[0].tolist() == [1.0, 1.0] and gi[1].tolist() == [3.0, 3.0]
+    assert b.grad.tolist() == [3.0, 3.0]
+    seen.clear()
+    m(st.ones(2), st.ones(2)).sum()  # nothing requires grad: no graph, no hook call
+    assert seen == []
+
+
+def test_always_call_forward_hook_runs_when_forward_raises():
+    m = _Mul()
+    log = []
+    m.register_forward_hook(lambda mod, args, out: log.append(("always", out)), always_call=True)
+    m.register_forward_hook(lambda mod, args, out: log.append(("plain", out)))
+    with pytest.raises(TypeError):
+        m(st.ones(2), "x")
+    assert log == [("always", None)]
+    log.clear()
+    m(st.ones(2), st.ones(2))
+    assert [k for k, _ in log] == ["always", "plain"]
+
+
 # ---- state_dict ----
 
 def test_state_dict_round_trip():
@@ -397,3 +432,26 @@ def test_state_dict_hooks():
     m.register_load_state_dict_post_hook(lambda mod, keys: log.append(tuple(keys)))
     m.load_state_dict(m.state_dict())
     assert log == ["pre", ["bias", "weight"], "load_pre", ([], [])]
+
+
+def test_state_dict_metadata_versions():
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    sd = m.state_dict()
+    assert sd._metadata[""] == {"version": 1} and sd._metadata["1"] == {"version": 2}
+
+
+def test_batchnorm_loads_checkpoint_without_num_batches_tracked():
+    # torch: version-1 checkpoints (no _metadata, no num_batches_tracked) load strictly
+    src = nn.BatchNorm1d(3)
+    src.num_batches_tracked.fill_(5)
+    old = {k: v for k, v in src.state_dict().items() if k != "num_batches_tracked"}
+    dst = nn.BatchNorm1d(3)
+    dst.num_batches_tracked.fill_(9)
+    r = dst.load_state_dict(old)
+    assert r.missing_keys == [] and r.unexpected_keys == []
+    assert dst.num_batches_tracked.item() == 0
+    # with version-2 metadata the key is required
+    new = src.state_dict()
+    del new["num_batches_tracked"]
+    with pytest.raises(RuntimeError, match="num_batches_tracked"):
+        nn.BatchNorm1d(3).load_state_dict(new)

@@ -3,7 +3,7 @@
 from .module import Module  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 
-# ---- core layers (nn core) ----
+# ---- core layers ----
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .dropout import AlphaDropout, Dropout  # noqa: F401
@@ -17,14 +17,28 @@ from .loss import (  # noqa: F401
     HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss, SoftMarginLoss,
 )
 
-# ---- sparse layers (Embedding, EmbeddingBag, sparse linear): added by their owner ----
+# ---- sparse layers (Embedding, EmbeddingBag, sparse linear) ----
 from .sparse import Embedding, EmbeddingBag  # noqa: F401,E402
 from .sparse_linear import SparseLinear  # noqa: F401,E402
 
-# ---- conv / pooling / rnn layers: added by their owner ----
+# ---- conv / pooling / rnn layers ----
 from .conv import Conv1d, Conv2d, Conv3d  # noqa: F401,E402
 from .pooling import (  # noqa: F401,E402
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
     MaxPool1d, MaxPool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401,E402
+
+__all__ = [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AlphaDropout", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+    "BatchNorm2d", "Bilinear", "CELU", "Conv1d", "Conv2d", "Conv3d", "CosineEmbeddingLoss",
+    "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "EmbeddingBag", "Flatten", "GELU", "GLU",
+    "GRU", "GRUCell", "Hardtanh", "HingeEmbeddingLoss", "HuberLoss", "Identity", "KLDivLoss",
+    "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
+    "MSELoss", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict",
+    "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "RNN", "RNNBase", "RNNCell",
+    "RNNCellBase", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+    "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softsign", "SparseLinear", "Tanh",
+    "Tanhshrink", "Threshold", "Unflatten",
+]

@@ -38,13 +38,15 @@ _global_forward_hooks = OrderedDict()
 # ---- full backward hooks: identity Functions around inputs and outputs ----
 
 class _HookState:
-    __slots__ = ("called", "grad_output", "module", "n_in")
+    __slots__ = ("called", "grad_output", "module", "n_in", "n_args", "positions")
 
     def __init__(self, module, n_in):
         self.module = module
         self.grad_output = None
         self.n_in = n_in
         self.called = False
+        self.n_args = 0  # positional arguments of the call: grad_input has one entry per argument
+        self.positions = ()  # which of them are the Tensors routed through _BackwardHookIn
 
 
 def _run_backward_hooks(state, grad_input):
@@ -72,8 +74,8 @@ class _BackwardHookOut(Function):
     def backward(ctx, *grads):
         st = ctx.state
         st.grad_output = grads
-        if st.n_in == 0:  # no input requires grad: the hooks see grad_input=(None,)
-            _run_backward_hooks(st, (None,))
+        if st.n_in == 0:  # no input requires grad: the hooks see one None per argument
+            _run_backward_hooks(st, (None,) * st.n_args)
         return (None,) + grads
 
 
@@ -85,18 +87,28 @@ class _BackwardHookIn(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None,) + tuple(_run_backward_hooks(ctx.state, grads))
+        # torch: grad_input has one entry per positional argument, None where it isn't a Tensor
+        st = ctx.state
+        full = [None] * st.n_args
+        for i, g in zip(st.positions, grads):
+            full[i] = g
+        full = _run_backward_hooks(st, tuple(full))
+        return (None,) + tuple(full[i] for i in st.positions)
 
 
 def _wrap_tensors(fn_cls, state, obj):
-    """Route the Tensors requiring grad in ``obj`` (a tensor or tuple) through ``fn_cls``."""
+    """Route the Tensors of ``obj`` (a tensor or tuple) through ``fn_cls`` when one of them
+    requires grad (all of them, as torch does: the hooks then see a gradient for every Tensor)."""
     single = isinstance(obj, Tensor)
     items = (obj,) if single else (tuple(obj) if isinstance(obj, (tuple, list)) else None)
     if items is None:
         return obj, 0
-    idx = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
-    if not idx:
+    if not any(isinstance(t, Tensor) and t.requires_grad for t in items):
         return obj, 0
+    idx = [i for i, t in enumerate(items) if isinstance(t, Tensor)]
+    if fn_cls is _BackwardHookIn:
+        state.n_args = len(items)
+        state.positions = tuple(idx)
     new = fn_cls.apply(state, *[items[i] for i in idx])
     if isinstance(new, Tensor):
         new = (new,)

@@ -38,6 +38,10 @@ class _StateDictMixin:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):  # torch: per-module versions, for old checkpoints
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -46,7 +50,7 @@ class _StateDictMixin:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
                              keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {})
+            r = hook(self, destination, prefix, local_metadata)
             if r is not None:
                 destination = r
         return destination
@@ -100,11 +104,16 @@ class _StateDictMixin:
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
 
         def load(module, prefix=""):
-            module._load_from_state_dict(state_dict, prefix, {"assign_to_params_buffers": assign},
-                                         True, missing, unexpected, errors)
+            local = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            local["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(state_dict, prefix, local, True, missing, unexpected,
+                                         errors)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")

@@ -6,6 +6,7 @@ Parameters, buffers and submodules live in three ordered dicts filled by ``__set
 backward hooks (``_hooks.py``); state_dict/load_state_dict live in ``_state_dict.py``.
 """
 
+import contextlib
 import itertools
 from collections import OrderedDict
 
@@ -279,16 +280,32 @@ class Module(_StateDictMixin):
         state = None
         if self._backward_hooks and _gm.is_grad_enabled():
             state = _HookState(self, 0)
+            state.n_args = len(args)
             args, state.n_in = _wrap_tensors(_BackwardHookIn, state, args)
-        result = self.forward(*args, **kwargs)
-        for hid, hook in itertools.chain(_global_forward_hooks.items(),
-                                         list(self._forward_hooks.items())):
-            if hid in self._forward_hooks_with_kwargs:
-                r = hook(self, args, kwargs, result)
-            else:
-                r = hook(self, args, result)
-            if r is not None:
-                result = r
+        called = set()
+        try:
+            result = self.forward(*args, **kwargs)
+            for hid, hook in itertools.chain(_global_forward_hooks.items(),
+                                             list(self._forward_hooks.items())):
+                called.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
+                if r is not None:
+                    result = r
+        except Exception:
+            # torch: hooks registered with always_call=True run even when forward (or an
+            # earlier hook) raised, with output None; then the original error propagates
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called and hid not in called:
+                    # the forward's error is the one to report (torch only warns on these)
+                    with contextlib.suppress(Exception):
+                        if hid in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+            raise
         if state is not None:
             result, _ = _wrap_tensors(_BackwardHookOut, state, result)
         return result
