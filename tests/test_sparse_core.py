@@ -483,3 +483,29 @@ def test_assert_close_sparse():
     lying = _coo([[1, 0], [0, 1]], [1.0, 2.0], (2, 2), is_coalesced=True, check_invariants=False)
     with pytest.raises(AssertionError, match="flagged coalesced but its indices are not sorted"):
         assert_close(lying, lying)
+
+
+def test_coalesce_hybrid_numba_sums_in_input_order():
+    # the numba gather-and-sum of duplicate rows sums each run sequentially in input order
+    # (deterministic); NumPy's add.reduceat fallback may pair terms differently (allclose)
+    from sparsetorch.sparse import _spmm
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 50, 400)
+    vals = rng.standard_normal((400, 3, 2)).astype(np.float32)
+    s = st.sparse_coo_tensor(st.tensor(rows[None]), st.tensor(vals), (50, 3, 2))
+    a = s.coalesce()
+    old = _spmm.use_numba(False)
+    try:
+        b = s.coalesce()
+    finally:
+        _spmm.use_numba(old)
+    assert a.indices().tolist() == b.indices().tolist()
+    np.testing.assert_allclose(a.values().numpy(), b.values().numpy(), rtol=1e-5, atol=1e-6)
+    seq = np.zeros((50, 3, 2), np.float32)
+    for r, v in zip(rows, vals):
+        seq[r] += v
+    assert np.array_equal(a.values().numpy(), seq[np.unique(rows)])
+    dense = np.zeros((50, 3, 2), np.float64)
+    np.add.at(dense, rows, vals.astype(np.float64))
+    np.testing.assert_allclose(a.to_dense().numpy(), dense, rtol=1e-5, atol=1e-5)

@@ -8,7 +8,7 @@ to the packed-key sort. The order is stable, so duplicates are later summed in i
 the result is deterministic.
 """
 
-__all__ = ["row_bucket_order", "row_bucket_coalesce"]
+__all__ = ["gather_segment_sum", "row_bucket_order", "row_bucket_coalesce"]
 
 _KERNEL = [None]  # None: not built; False: numba unavailable
 
@@ -39,6 +39,19 @@ def row_bucket_coalesce(be, rows, cols, vals, nrows):
     if k is None:
         return None
     return k[1](rows, cols, vals, nrows)
+
+
+def gather_segment_sum(be, vals, order, starts):
+    """``out[s] = sum(vals[order[j]] for j in [starts[s], starts[s+1]))`` for 2-D float
+    ``vals`` (hybrid COO values flattened to rows), each run summed in ``order``; None when the
+    kernel can't be used. One pass instead of NumPy's ``vals[order]`` copy plus
+    ``add.reduceat(axis=0)``, which is ~10x slower on (65k x 64) embedding gradients."""
+    if vals.ndim != 2 or vals.dtype.kind != "f" or vals.dtype.itemsize < 4:
+        return None
+    k = _kernels(be)
+    if k is None:
+        return None
+    return k[2](vals, order, starts)
 
 
 def _build():
@@ -149,4 +162,22 @@ def _build():
                     out_v[u] += sv[i]
         return out_r, out_c, out_v
 
-    return order_by_row, coalesce_rows
+    @njit(parallel=True, cache=True)
+    def gather_sum(vals, order, starts):
+        nseg = starts.shape[0]
+        n = order.shape[0]
+        D = vals.shape[1]
+        out = np.empty((nseg, D), vals.dtype)
+        for s in prange(nseg):
+            e = starts[s + 1] if s + 1 < nseg else n
+            o = out[s]
+            src = vals[order[starts[s]]]
+            for d in range(D):
+                o[d] = src[d]
+            for j in range(starts[s] + 1, e):
+                src = vals[order[j]]
+                for d in range(D):
+                    o[d] += src[d]
+        return out
+
+    return order_by_row, coalesce_rows, gather_sum
