@@ -1,0 +1,49 @@
+"""Data loading utilities (torch.utils.data): datasets, samplers, collate functions and the
+DataLoader with worker processes."""
+
+from ._worker import WorkerInfo, get_worker_info
+from .collate import collate_id_lists, default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .distributed import DistributedSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "WorkerInfo",
+    "collate_id_lists",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+]
