@@ -128,13 +128,15 @@ def _build():
                 U += 1
         return uniq[:U]
 
+    # bag_grad takes unique_mark's result as an argument instead of calling it: a cache=True
+    # kernel that calls another closure-defined kernel never matches numba's cache index, so it
+    # was recompiled (10 s) in every new process
     @njit(parallel=True, cache=True)
-    def bag_grad(ids, bounds, G, pad, coef, scale, slot, T):
+    def bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq):
         """Coalesced (sorted unique rows, values) gradient of the table: row ids[j] receives
         coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones)."""
         B = bounds.size - 1
         D = G.shape[1]
-        uniq = unique_mark(ids, pad, slot)
         out = np.zeros((uniq.size, D), G.dtype)
         has_c = coef.size > 0
         has_s = scale.size > 0
@@ -168,5 +170,9 @@ def _build():
         for k in range(uniq.size):
             slot[uniq[k]] = -1
         return uniq, out
+
+    def bag_grad(ids, bounds, G, pad, coef, scale, slot, T):
+        uniq = unique_mark(ids, pad, slot)
+        return bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
 
     return bag_sum, bag_max, bag_grad
