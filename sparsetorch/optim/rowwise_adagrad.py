@@ -1,5 +1,6 @@
 """RowWiseAdagrad: Adagrad with one accumulator per embedding row (FBGEMM's EXACT_ROWWISE_ADAGRAD)."""
 
+from ..sparse import _threads
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of
@@ -94,8 +95,9 @@ class RowWiseAdagrad(Optimizer):
         xp = _xp_of(P2)
         k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
         if k is not None:
-            k.rowwise_adagrad_rows(P2, s, rows, xp.ascontiguousarray(vals), group["lr"],
-                                   group["eps"], group["weight_decay"], group["maximize"])
+            with _threads.limit(vals.size):
+                k.rowwise_adagrad_rows(P2, s, rows, xp.ascontiguousarray(vals), group["lr"],
+                                       group["eps"], group["weight_decay"], group["maximize"])
             return
         g = -vals if group["maximize"] else vals
         Pr = P2[rows]

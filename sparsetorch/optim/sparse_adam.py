@@ -4,6 +4,7 @@ import math
 
 from .. import _dispatch
 from .._layout import strided
+from ..sparse import _threads
 from . import _kernels, _sparse
 from .adam import _check, _is_np
 from .optimizer import Optimizer, _xp_of, _zero_step
@@ -76,9 +77,10 @@ class SparseAdam(Optimizer):
             k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
             if k is not None:
                 xp = _xp_of(P2)
-                k.adam_rows(P2, m2, v2, m2, False, rows, xp.ascontiguousarray(vals),
-                            xp.empty(0, dtype=xp.int64), ss, group["lr"], b1, b2, eps, 1.0, 0.0,
-                            False, group["maximize"])
+                with _threads.limit(vals.size):
+                    k.adam_rows(P2, m2, v2, m2, False, rows, xp.ascontiguousarray(vals),
+                                xp.empty(0, dtype=xp.int64), ss, group["lr"], b1, b2, eps, 1.0,
+                                0.0, False, group["maximize"])
             else:
                 # torch's formulas and operation order on the gathered rows
                 g = -vals if group["maximize"] else vals

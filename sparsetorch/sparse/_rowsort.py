@@ -8,7 +8,9 @@ to the packed-key sort. The order is stable, so duplicates are later summed in i
 the result is deterministic.
 """
 
-__all__ = ["gather_segment_sum", "row_bucket_order", "row_bucket_coalesce"]
+from . import _threads
+
+__all__ = ["gather_segment_sum", "row_bucket_coalesce", "row_bucket_order"]
 
 _KERNEL = [None]  # None: not built; False: numba unavailable
 
@@ -27,7 +29,10 @@ def _kernels(be):
 def row_bucket_order(be, rows, cols, nrows):
     """Stable argsort of entries by ``(rows, cols)``, or None when the kernel can't be used."""
     k = _kernels(be)
-    return None if k is None else k[0](rows, cols, nrows)
+    if k is None:
+        return None
+    with _threads.limit(rows.shape[0]):
+        return k[0](rows, cols, nrows)
 
 
 def row_bucket_coalesce(be, rows, cols, vals, nrows):
@@ -38,7 +43,8 @@ def row_bucket_coalesce(be, rows, cols, vals, nrows):
     k = _kernels(be)
     if k is None:
         return None
-    return k[1](rows, cols, vals, nrows)
+    with _threads.limit(rows.shape[0]):
+        return k[1](rows, cols, vals, nrows)
 
 
 def gather_segment_sum(be, vals, order, starts):
@@ -51,7 +57,8 @@ def gather_segment_sum(be, vals, order, starts):
     k = _kernels(be)
     if k is None:
         return None
-    return k[2](vals, order, starts)
+    with _threads.limit(vals.size):
+        return k[2](vals, order, starts)
 
 
 def _build():

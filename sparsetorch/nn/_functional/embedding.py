@@ -33,6 +33,7 @@ from ..._layout import sparse_coo, strided
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...sparse import _convert as C
+from ...sparse import _threads
 from ...sparse._payload import COO
 from .._kernels import embedding as K
 
@@ -178,7 +179,8 @@ def _bag_forward_kernel(be, w, psw, ctx):
     k = K.kernels(be) if w.dtype.kind == "f" and w.dtype.itemsize >= 4 else None
     if ctx.mode == 2:
         if k is not None:
-            out, arg = k[1](w, ctx.ids, ctx.bounds, ctx.pad)
+            with _threads.limit(ctx.ids.size * w.shape[1]):
+                out, arg = k[1](w, ctx.ids, ctx.bounds, ctx.pad)
         else:
             out, arg = _bag_max_numpy(xp, w, ctx)
         ctx.arg = arg
@@ -187,8 +189,9 @@ def _bag_forward_kernel(be, w, psw, ctx):
         psw = xp.ascontiguousarray(psw)
     if k is not None:
         e = xp.empty(0, w.dtype)
-        return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
-                    e if ctx.scale is None else ctx.scale)
+        with _threads.limit(ctx.ids.size * w.shape[1]):
+            return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
+                        e if ctx.scale is None else ctx.scale)
     return _bag_sum_numpy(be, w, psw, ctx)
 
 
@@ -257,9 +260,12 @@ def _bag_bwd_kernel(be, g, psw, ctx):
     if k is not None:
         e = xp.empty(0, g.dtype)
         slot = K.scratch(xp, ctx.num)
+        work = ctx.ids.size * dim
         try:
-            rows, vals = k[2](ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
-                              e if ctx.scale is None else ctx.scale, slot, K.num_threads())
+            with _threads.limit(work):
+                rows, vals = k[2](ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
+                                  e if ctx.scale is None else ctx.scale, slot,
+                                  K.num_threads() if work >= _threads.PAR_MIN_WORK else 1)
         finally:
             K.release_scratch(ctx.num, slot)
     else:
