@@ -1,0 +1,52 @@
+"""Running the scripts in examples/ from the tests: as a subprocess (the way users run them) or
+imported as a module (to call their functions)."""
+
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def example_env():
+    """The environment of a CI example run: quick mode, this checkout first on the path, a
+    headless matplotlib, and one thread per kernel (parallel test jobs share few cores; thread
+    counts change speed, never results)."""
+    env = dict(os.environ)
+    env.pop("SPARSETORCH_EXAMPLES_BACKEND", None)
+    env.update(PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+               SPARSETORCH_EXAMPLES_QUICK="1", MPLBACKEND="Agg", NUMBA_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env
+
+
+def run_example(name, *args, cwd, env=None, timeout=600):
+    """Runs ``examples/<name>.py *args`` in ``cwd``; returns its stdout (asserts it succeeded)."""
+    r = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *args], check=False,
+                       cwd=cwd, env=env or example_env(), capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, f"{name}.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def summary_value(out, label):
+    """The first number after ``label`` on a line of the printed summary."""
+    m = re.search(rf"^\s*{re.escape(label)}\s+(-?[0-9.]+(?:e-?\d+)?)", out, re.MULTILINE)
+    assert m, f"no {label!r} line in the output:\n{out[-2000:]}"
+    return float(m.group(1))
+
+
+def load_example(name):
+    """``examples/<name>.py`` imported as the module ``<name>_example`` (its main() not run)."""
+    mod_name = f"{name}_example"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # classes defined there must pickle (DataLoader workers)
+    spec.loader.exec_module(module)
+    return module
