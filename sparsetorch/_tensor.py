@@ -213,6 +213,9 @@ class Tensor(TensorMethods):
 
         return function.register_tensor_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        return _engine.register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self):
         from .autograd import function
 

@@ -6,11 +6,15 @@ an op's inputs are undone here, in one place, after each node.
 """
 
 from .. import _dispatch
+from .._backend import writeable
 from .._layout import strided
 from .grad_mode import GRAD_ENABLED
 from .graph import AccumulateGrad
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "queue_callback", "register_post_accumulate_grad_hook"]
+
+# one list per running backward(): callbacks queued while it runs execute when it finishes
+_final_callbacks = []
 
 
 def _tensors(x, what):
@@ -78,6 +82,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _root_grads(outputs, grad_tensors, "backward")
+    _final_callbacks.append([])
+    try:
+        _backward(roots, grads, retain_graph, create_graph, inputs)
+    finally:
+        callbacks = _final_callbacks.pop()
+    for cb in callbacks:  # only after a backward that succeeded (torch's queue_callback)
+        cb()
+
+
+def _backward(roots, grads, retain_graph, create_graph, inputs):
     if inputs is not None:
         inputs = _tensors(inputs, "backward(inputs=)")
         if not inputs:
@@ -316,7 +330,46 @@ def _add_to_buffer(buffers, node, nr, g):
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
+def queue_callback(callback):
+    """Run ``callback()`` once the running ``backward()`` has finished (torch's
+    ``Variable._execution_engine.queue_callback``); DistributedDataParallel waits for its
+    gradient all-reduces this way."""
+    if not _final_callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final_callbacks[-1].append(callback)
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """``t.register_post_accumulate_grad_hook(hook)``: ``hook(t)`` runs after a gradient has been
+    accumulated into the leaf ``t.grad`` by ``backward()``."""
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook(): hook must be callable, got "
+                        f"{type(hook).__name__}")
+    from .graph import RemovableHandle
+
+    if t._extra is None:
+        t._extra = {}
+    hooks = t._extra.setdefault("post_acc_hooks", {})
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = hook
+    return handle
+
+
 def _accumulate(var, g, create_graph, handed):
+    _accumulate_grad(var, g, create_graph, handed)
+    ex = var._extra
+    if ex is not None:
+        hooks = ex.get("post_acc_hooks")
+        if hooks:
+            for h in list(hooks.values()):
+                h(var)
+
+
+def _accumulate_grad(var, g, create_graph, handed):
     if not create_graph and g._rg:  # grads computed without create_graph carry no graph already
         g = g.detach()
     old = var.grad
@@ -328,7 +381,7 @@ def _accumulate(var, g, create_graph, handed):
     elif create_graph or old._rg:
         var.grad = old + g
     elif (old.layout is strided and g.layout is strided and old.dtype is g.dtype
-          and old._data.shape == g._data.shape and old._data.flags.writeable):
+          and old._data.shape == g._data.shape and writeable(old._data)):
         # accumulate into the existing buffer (as torch does), no graph, no temporary
         _dispatch.get_backend(old.device).xp.add(old._data, g._data, out=old._data)
         _dispatch.bump_version(old)
