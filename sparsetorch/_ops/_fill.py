@@ -136,7 +136,13 @@ def copy_(input, src, non_blocking=False):
     if src.device != input.device:
         src = src.to(input.device)
     if direct(input, src._rg) and src.layout is strided:
-        get_backend(input.device).xp.copyto(input._data, src._data, casting="unsafe")
+        try:
+            get_backend(input.device).xp.copyto(input._data, src._data, casting="unsafe")
+        except ValueError:  # a read-only payload: an expanded view
+            raise RuntimeError(
+                "copy_(): unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location. Please clone() the tensor before performing "
+                "the operation.") from None
         bump_version(input)
         return input
     return inplace(_copy_fn, input, (src,), None, "copy_")
