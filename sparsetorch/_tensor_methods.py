@@ -748,5 +748,57 @@ class TensorMethods:
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _ops.multinomial(self, num_samples, replacement, generator=generator)
 
+    # ---- set ops, statistics and utilities (_ops/set_ops.py, misc.py, misc_stats.py) ----
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return _ops.unique(self, sorted, return_inverse, return_counts, dim)
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return _ops.unique_consecutive(self, return_inverse, return_counts, dim)
+    def bincount(self, weights=None, minlength=0):
+        return _ops.bincount(self, weights, minlength)
+    def histc(self, bins=100, min=0, max=0):
+        return _ops.histc(self, bins, min, max)
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return _ops.diff(self, n, dim, prepend, append)
+    def tensor_split(self, indices_or_sections, dim=0):
+        return _ops.tensor_split(self, indices_or_sections, dim)
+    def hsplit(self, indices_or_sections):
+        return _ops.hsplit(self, indices_or_sections)
+    def vsplit(self, indices_or_sections):
+        return _ops.vsplit(self, indices_or_sections)
+    def dsplit(self, indices_or_sections):
+        return _ops.dsplit(self, indices_or_sections)
+    def rot90(self, k=1, dims=(0, 1)):
+        return _ops.rot90(self, k, dims)
+    def is_nonzero(self):
+        return _ops.is_nonzero(self)
+    def is_same_size(self, other):
+        return _ops.is_same_size(self, other)
+    def logaddexp2(self, other):
+        return _ops.logaddexp2(self, other)
+    def logcumsumexp(self, dim):
+        return _ops.logcumsumexp(self, dim)
+    def gcd(self, other):
+        return _ops.gcd(self, other)
+    def gcd_(self, other):
+        return _ops.gcd_(self, other)
+    def lcm(self, other):
+        return _ops.lcm(self, other)
+    def lcm_(self, other):
+        return _ops.lcm_(self, other)
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+    def nanmedian(self, dim=None, keepdim=False):
+        return _ops.nanmedian(self, dim, keepdim)
+    def mode(self, dim=-1, keepdim=False):
+        return _ops.mode(self, dim, keepdim)
+    def msort(self):
+        return _ops.msort(self)
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return _ops.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+    def corrcoef(self):
+        return _ops.corrcoef(self)
+
 
 _ops = None  # bound by _tensor.py once the op modules are imported (import cycle)

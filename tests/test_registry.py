@@ -77,9 +77,17 @@ NOT_TABLE_OPS = {
     "mask_grad": "internal gradient masking (every sparse gradcheck goes through it)",
     "sparse_softmax": "torch.sparse.softmax: tests/test_sparse_elementwise.py",
     "sparse_log_softmax": "torch.sparse.log_softmax: tests/test_sparse_elementwise.py",
+    # _ops/misc.py: predicates and global switches return Python values (tests/test_set_ops_misc.py)
+    "numel": "returns a Python int", "is_tensor": "predicate", "is_floating_point": "predicate",
+    "is_complex": "predicate", "is_nonzero": "predicate", "is_same_size": "predicate",
+    "detach": "function form of Tensor.detach", "trapz": "alias of trapezoid",
+    "get_num_threads": "global setting", "set_num_threads": "global setting",
+    "use_deterministic_algorithms": "global flag", "are_deterministic_algorithms_enabled": "flag",
+    "is_deterministic_algorithms_warn_only_enabled": "flag",
 }
 OP_FAMILIES = ("pointwise", "shape", "indexing", "reduction", "statistics", "sorting", "linalg",
-               "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction")
+               "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction",
+               "set_ops", "misc", "misc_pointwise", "misc_stats")
 
 
 def test_every_op_has_a_table_row():

@@ -17,3 +17,7 @@ from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torc
     deepcopy_tensor, dlpack, dlpack_device, reduce_tensor,
 )
 from .pointwise import rdiv, rfloordiv, rpow, rremainder, rsub  # noqa: F401 - reflected operators
+from .set_ops import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
+from .misc_stats import *  # noqa: F401,F403
+from .misc_pointwise import *  # noqa: F401,F403
