@@ -189,6 +189,7 @@ def _bag_forward_kernel(be, w, psw, ctx):
         psw = xp.ascontiguousarray(psw)
     if k is not None:
         e = xp.empty(0, w.dtype)
+        w = xp.ascontiguousarray(w)  # the kernel prefetches through a flat view of the table
         with _threads.limit(ctx.ids.size * w.shape[1]):
             return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
                         e if ctx.scale is None else ctx.scale)

@@ -55,24 +55,32 @@ def _build():
     try:
         import numpy as np
         from numba import njit, prange
+
+        from ._prefetch import prefetch
     except ImportError:
         return False
+
+    PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
 
     @njit(parallel=True, cache=True)
     def bag_sum(W, ids, bounds, pad, psw, scale):
         """out[b] = sum_{j in bag b, ids[j] != pad} psw[j] * W[ids[j]] / scale[b]; psw and scale
-        may be empty (all ones). Dividing (not multiplying by 1/n) is what torch's mean does."""
+        may be empty (all ones). Each bag is summed from zero in id order (as torch's, so plain
+        sums are bitwise equal); dividing (not multiplying by 1/n) is what torch's mean does."""
         B = bounds.size - 1
         D = W.shape[1]
-        out = np.empty((B, D), W.dtype)
+        n = ids.size
+        Wf = W.reshape(-1)
+        out = np.zeros((B, D), W.dtype)
         has_w = psw.size > 0
         has_s = scale.size > 0
         for b in prange(B):
             o = out[b]
-            for d in range(D):
-                o[d] = 0
-            first = True
             for j in range(bounds[b], bounds[b + 1]):
+                if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
+                    ahead = ids[j + PF] * D
+                    for q in range(0, D, 16):
+                        prefetch(Wf, ahead + q)
                 i = ids[j]
                 if i == pad:
                     continue
@@ -81,13 +89,9 @@ def _build():
                     c = psw[j]
                     for d in range(D):
                         o[d] += c * w[d]
-                elif first:
-                    for d in range(D):
-                        o[d] = w[d]
                 else:
                     for d in range(D):
                         o[d] += w[d]
-                first = False
             if has_s:
                 s = scale[b]
                 for d in range(D):
