@@ -17,6 +17,7 @@ import threading
 __all__ = ["kernels", "num_threads", "release_scratch", "scratch"]
 
 _K = [None]  # None: not built; False: numba unavailable
+prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
 _SCRATCH = {}  # table size -> int32 array of -1 (the "mark" array), checked out while in use
 _LOCK = threading.Lock()
 
@@ -56,9 +57,13 @@ def _build():
         import numpy as np
         from numba import njit, prange
 
-        from ._prefetch import prefetch
+        from . import _prefetch
     except ImportError:
         return False
+    # a module global, not a closure variable: numba keys its cache on the closure variables'
+    # pickles, and an intrinsic's differs per process (the kernel would recompile every time)
+    global prefetch
+    prefetch = _prefetch.prefetch
 
     PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
 
