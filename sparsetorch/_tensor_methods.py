@@ -800,5 +800,34 @@ class TensorMethods:
     def corrcoef(self):
         return _ops.corrcoef(self)
 
+    # ---- linear algebra: forwards to sparsetorch.linalg._aliases (bound lazily, see below) ----
+    def inverse(self):
+        return _linalg().inverse(self)
+    def det(self):
+        return _linalg().det(self)
+    def logdet(self):
+        return _linalg().logdet(self)
+    def slogdet(self):
+        return _linalg().slogdet(self)
+    def pinverse(self, rcond=1e-15):
+        return _linalg().pinverse(self, rcond)
+    def matrix_power(self, n):
+        return _linalg().matrix_power(self, n)
+    def matrix_exp(self):
+        return _linalg().matrix_exp(self)
+    def cholesky(self, upper=False):
+        return _linalg().cholesky(self, upper)
+    def qr(self, some=True):
+        return _linalg().qr(self, some)
+    def svd(self, some=True, compute_uv=True):
+        return _linalg().svd(self, some, compute_uv)
+
 
 _ops = None  # bound by _tensor.py once the op modules are imported (import cycle)
+
+
+def _linalg():
+    """``sparsetorch.linalg._aliases`` (imported on first use: the package imports the ops)."""
+    from .linalg import _aliases
+
+    return _aliases
