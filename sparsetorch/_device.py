@@ -59,10 +59,15 @@ class device:
         return (device, (str(self),))
 
 
+_INTERNED = {}  # (type, index) -> device: one object per device, so "same device" is `is`
+
+
 def _make(type, index):
-    d = object.__new__(device)
-    d.type = type
-    d.index = index
+    d = _INTERNED.get((type, index))
+    if d is None:
+        d = _INTERNED[(type, index)] = object.__new__(device)
+        d.type = type
+        d.index = index
     return d
 
 
@@ -70,9 +75,14 @@ CPU = _make("cpu", None)
 
 
 def as_device(d):
-    """Normalise ``None``/str/int/device to a device (None means cpu)."""
+    """Normalise ``None``/str/int/device to a device (None means cpu; 'cuda' gets the current
+    CUDA device's index, as the device of a new tensor does in torch)."""
     if d is None:
         return CPU
-    if d.__class__ is device:
-        return d
-    return device(d)
+    if d.__class__ is not device:
+        d = device(d)
+    if d.index is None and d is not CPU:  # 'cuda' means the current CUDA device, as torch
+        from ._backend import current_index
+
+        return _make("cuda", current_index())
+    return d

@@ -10,7 +10,7 @@ checks, the all-strided kernel cached on the op object, outputs built with ``obj
 import inspect
 
 from . import _dtype as D
-from ._backend import CPU, get_backend
+from ._backend import CPU, get_backend, writeable
 from ._device import CPU as CPU_DEVICE
 from ._layout import layout, sparse_coo, sparse_csr, strided
 from .autograd.grad_mode import GRAD_ENABLED
@@ -206,11 +206,8 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
             if first is None:
                 first = x
                 dev = x.device
-            elif x.device != dev:
-                raise RuntimeError(
-                    f"{op.name}: expected all tensors to be on the same device, but found at least "
-                    f"two devices, {dev} and {x.device}! Move them with .to(device) first."
-                )
+            elif x.device is not dev:  # devices are interned: identity is equality
+                return _call_mixed(op, inputs, params, out_dtype, compute_dtype)
             key.append(x.layout)
             payloads.append(cast_payload(x, compute_dtype) if compute_dtype is not None else x._data)
         else:
@@ -243,6 +240,26 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
                 record(op, result, inputs, params)
                 break
     return result
+
+
+def _call_mixed(op, inputs, params, out_dtype, compute_dtype):
+    """``call`` with inputs on several devices: as torch, a 0-d CPU tensor combines with tensors
+    on one other device (it is moved there, differentiably); anything else is an error."""
+    devs = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x.device not in devs and not (
+                x.device is CPU_DEVICE and x.layout is strided and not x._data.shape):
+            devs.append(x.device)
+    if len(devs) > 1:
+        a, b = devs[0], devs[1]
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, "
+            f"{a} and {b}! ({op.name}: move them with .to(device) first)"
+        )
+    target = devs[0]
+    moved = tuple(x.to(target) if isinstance(x, Tensor) and x.device is not target else x
+                  for x in inputs)
+    return call(op, moved, params, out_dtype, compute_dtype)
 
 
 def _call_dense1(op, x, params, dt):
@@ -554,8 +571,11 @@ def assign_into(self, r, name):
             f"{self.dtype.name}"
         )
     if self.layout is strided:
+        be = get_backend(self.device)
         try:
-            get_backend(self.device).xp.copyto(self._data, r._data, casting="unsafe")
+            if not be.on_host and not writeable(self._data):
+                raise ValueError("expanded view")  # CuPy has no read-only flag to raise for us
+            be.xp.copyto(self._data, r._data, casting="unsafe")
         except ValueError:  # read-only payload: an expanded view (its elements share memory)
             raise RuntimeError(
                 f"{name}(): unsupported operation: more than one element of the written-to tensor "

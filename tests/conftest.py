@@ -9,3 +9,10 @@ def _seed():
     st.manual_seed(0) if hasattr(st, "manual_seed") else None
     np.random.seed(0)
     yield
+
+
+def pytest_configure(config):
+    # `python -m pytest -m cuda` selects the device tests (tests/gpu); see docs/gpu.md
+    config.addinivalue_line(
+        "markers", "cuda: runs on a CUDA device (a GPU, or the fake backend under "
+        "SPARSETORCH_FAKE_CUDA=<n>); skipped when sparsetorch.cuda.is_available() is False")

@@ -12,7 +12,7 @@ import numbers
 import numpy as np  # host-side conversion of Python data; not a kernel
 
 from .. import _dtype as D
-from .._backend import get_backend
+from .._backend import CPU as CPU_BACKEND, get_backend, move
 from .._device import CPU
 from .._dispatch import wrap
 from .._layout import strided
@@ -104,7 +104,7 @@ def out_dtype(dtype, out, fname):
 def place(arr, dt, device):
     """Wrap a host array as a tensor of dtype ``dt`` on ``device`` (moved when not the CPU)."""
     if device is not CPU and device.type != "cpu":
-        arr = get_backend(device).xp.asarray(arr)
+        arr = move(arr, CPU_BACKEND, get_backend(device))
     return wrap(arr, dt, device, strided)
 
 
@@ -225,6 +225,8 @@ def _walk(x, shape, d, scan):
                     f"found a sequence at dim {d + 1}, but the first element at that depth is a "
                     "number: nested sequences must be rectangular"
                 )
+            if isinstance(e, (str, bytes)):  # torch: a TypeError/ValueError, not "infer dtype"
+                raise TypeError(f"tensor(): invalid data type '{type(e).__name__}' in data")
             raise RuntimeError(f"Could not infer dtype of {type(e).__name__}")
         if isinstance(e, Tensor):
             scan.tensors = True
@@ -305,6 +307,8 @@ def host_array(data, dtype, fname):
         scan.tensors = isinstance(data, Tensor)
         return _convert_python(data, dt, scan).reshape(()), dt
     if not _is_seq(data):
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"tensor(): invalid data type '{type(data).__name__}'")
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     shape = _shape_of(data)
     scan = _Scan()

@@ -136,6 +136,8 @@ def expand_reduced(grad, shape, axes, keepdim):
 # ---- the sum op (shared by formulas) ----
 
 def _sum_kernel(be, x, axes, keepdim, shape):
+    if x.dtype == be.xp.float16:  # accumulate in float32 as torch does: no overflow midway
+        return be.xp.asarray(x.sum(axes, be.xp.float32, None, keepdim).astype(x.dtype))
     return be.xp.asarray(x.sum(axes, None, None, keepdim))
 
 

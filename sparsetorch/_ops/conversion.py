@@ -6,11 +6,12 @@ import copy as _copy
 import numpy as np  # host-side interop (numpy(), __array__, item, repr); kernels never import it
 
 from .. import _dtype as D
-from .._backend import get_backend
+from .._backend import get_backend, move
 from .._device import CPU, as_device, device
 from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from ..sparse._payload import COO, CSR
 from ..sparse._values import values_kernels
 from . import sparse_shape as _sps
 from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
@@ -57,14 +58,16 @@ def _to_device_kernel(be, x, target, source):
     dst = get_backend(target)
     if dst is be:
         return x.copy()
-    if be.name == "cuda":  # device -> host
-        x = x.get()
-    return dst.xp.asarray(x)
+    if x.__class__ is COO:  # sparse payloads: move each array, keep the invariants' flags
+        return COO(move(x.indices, be, dst), move(x.values, be, dst), x.shape, x.coalesced)
+    if x.__class__ is CSR:
+        return CSR(move(x.crow, be, dst), move(x.col, be, dst), move(x.values, be, dst), x.shape)
+    return move(x, be, dst)
 
 
 _to_device_op = defop(
     "_to_device",
-    {S: _to_device_kernel},
+    {S: _to_device_kernel, (sparse_coo,): _to_device_kernel, (sparse_csr,): _to_device_kernel},
     params=("target", "source"),
     grads={"input": lambda grad, source: grad.to(source)},
     zero_preserving=True,

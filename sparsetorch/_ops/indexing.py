@@ -109,6 +109,11 @@ def _parse_key(x, key, zero_d_as_int=True):
                 k = _as_index_tensor(k, x.device)  # lists and NumPy arrays, as torch converts them
             if not isinstance(k, Tensor):
                 raise IndexError(_BAD_TYPE.format(type(k).__name__))
+            if k.device is not x.device:  # as torch: CPU index tensors index any device
+                if k.device.type != "cpu":
+                    raise RuntimeError("indices should be either on cpu or on the same device as "
+                                       f"the indexed tensor ({x.device})")
+                k = k.to(x.device)
             dt = k.dtype
             if dt is D.bool or dt is D.uint8:
                 m = k._data if dt is D.bool else k._data.astype(bool)

@@ -9,7 +9,7 @@ import math
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._backend import CPU
+from .._backend import CPU, writeable
 from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, defop, record
 from .._layout import strided
@@ -809,6 +809,8 @@ def _fast_inplace(generic, ufunc_name):
                 try:
                     if self.device is CPU_DEVICE:
                         cpu_ufunc(a, b, out=a)
+                    elif not writeable(a):  # CuPy has no read-only flag: generic path raises
+                        return generic(self, other, **kwargs)
                     else:
                         getattr(_dispatch.get_backend(self.device).xp, ufunc_name)(a, b, out=a)
                 except (ValueError, TypeError):

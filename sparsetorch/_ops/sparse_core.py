@@ -12,7 +12,7 @@ memory is O(nnz), never O(dense size).
 """
 
 from .. import _dtype as D
-from .._backend import get_backend
+from .._backend import get_backend, move
 from .._device import as_device
 from .._dispatch import call, defop, register_payload, wrap
 from .._layout import sparse_coo, sparse_csr, strided
@@ -350,8 +350,9 @@ def dense_dim(input):
 
 # ---- constructors ----
 
-def _host_index(x, fname, arg, be):
-    """Index data (Tensor, list, array) -> a backend int array."""
+def _host_index(x, fname, arg, be, device=None):
+    """Index data (Tensor, list, array) -> a backend int array. An index tensor on another
+    device is an error, unless ``device=`` was given (then everything moves there, as torch)."""
     if isinstance(x, Tensor):
         if x.layout is not strided:
             raise TypeError(f"{fname}(): {arg} must be a dense tensor")
@@ -359,6 +360,12 @@ def _host_index(x, fname, arg, be):
             raise TypeError(
                 f"{fname}(): {arg} must be an integer tensor (int64 or int32), but got {x.dtype.name}"
             )
+        if get_backend(x.device) is not be:  # as torch: no silent mix of host and device arrays
+            if device is not None:
+                return move(x._data, get_backend(x.device), be)
+            where = "cpu" if be.index is None else f"cuda:{be.index}"
+            raise RuntimeError(f"{fname}(): device of {arg} ({x.device}) must match device of "
+                               f"values ({where}); move them with .to(device) first")
         return x._data
     from .creation import tensor
 
@@ -410,7 +417,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     v = _values_tensor(values, dtype, device, fname)
     be = get_backend(v.device)
     xp = be.xp
-    idx = _host_index(indices, fname, "indices", be)
+    idx = _host_index(indices, fname, "indices", be, device)
     if idx.ndim == 1 and idx.shape[0] == 0:
         idx = idx.reshape(1, 0)
     if idx.ndim != 2:
@@ -424,7 +431,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     shape = _size_arg(size, fname)
     if shape is None:
         sd = idx.shape[0]
-        if idx.shape[1]:
+        if idx.shape[1] and idx.shape[0]:
             if int(idx.min()) < 0:
                 raise ValueError(f"{fname}(): found negative index {int(idx.min())}; indices must be >= 0")
             hi = idx.max(axis=1) + 1
@@ -455,8 +462,8 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     fname = "sparse_csr_tensor"
     v = _values_tensor(values, dtype, device, fname)
     be = get_backend(v.device)
-    crow = _host_index(crow_indices, fname, "crow_indices", be)
-    col = _host_index(col_indices, fname, "col_indices", be)
+    crow = _host_index(crow_indices, fname, "crow_indices", be, device)
+    col = _host_index(col_indices, fname, "col_indices", be, device)
     if crow.dtype != col.dtype:
         raise TypeError(
             f"{fname}(): crow_indices and col_indices must have the same dtype, but got "

@@ -265,9 +265,22 @@ def _logsumexp_kernel(be, x, axes, keepdim):
 _logsumexp_op = defop(
     "logsumexp", {S: _logsumexp_kernel}, params=("axes", "keepdim"),
     grads={"input": lambda grad, input, result, axes, keepdim:
-           keepdims(grad, tuple(input.shape), axes, keepdim)
-           * (input - keepdims(result, tuple(input.shape), axes, keepdim)).exp()},
+           _logsumexp_input_backward(grad, input, result, axes, keepdim)},
 )
+
+
+def _logsumexp_input_backward(grad, input, result, axes, keepdim):
+    """softmax(input) over ``axes`` times grad. Not ``exp(input - result)``: a large result is
+    rounded (float32's spacing at 1e4 is 1e-3, float16's is 8, where 4 tied inputs would each get
+    1, not 1/4), so the softmax is formed from the input (max subtracted; float32 for float16)."""
+    shape = tuple(input.shape)
+    g = keepdims(grad, shape, axes, keepdim)
+    if input.numel() == 0 or input.dtype.is_complex:
+        return g * (input - keepdims(result, shape, axes, keepdim)).exp()
+    dims = tuple(range(input.ndim)) if axes is None else axes
+    x = input.float() if input.dtype is D.float16 else input
+    e = (x - x.detach().amax(dims, keepdim=True)).exp()  # softmax is invariant to the shift
+    return g * (e / e.sum(dims, keepdim=True)).to(input.dtype)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):

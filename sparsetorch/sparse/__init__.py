@@ -15,6 +15,10 @@ _PUBLIC = {
     "sum": "._api",
     "softmax": "._api",
     "log_softmax": "._api",
+    "set_densify_limit": ".._memory",
+    "get_densify_limit": ".._memory",
+    "densify_limit": ".._memory",
+    "DenseAllocationError": ".._memory",
 }
 _FROM_OPS = ("sparse_coo_tensor", "sparse_csr_tensor")
 

@@ -6,8 +6,9 @@ into the low bits, so one ``sort`` gives a *stable* argsort; duplicates are then
 input order, which makes the result deterministic.
 """
 
+from .._memory import check_dense_alloc
 from ._payload import COO, CSR
-from ._rowsort import row_bucket_coalesce, row_bucket_order
+from ._rowsort import gather_segment_sum, row_bucket_coalesce, row_bucket_order
 
 __all__ = [
     "coalesce", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
@@ -99,9 +100,15 @@ def coalesce(be, p):
         starts = xp.flatnonzero(new)
     else:
         starts = xp.zeros(1, dtype=xp.int64)
-    vals = p.values[order]
-    if starts.shape[0] != nnz:
-        vals = _segment_sum(be, vals, starts)
+    vals = None
+    if p.values.ndim >= 2 and starts.shape[0] != nnz:  # hybrid: gather and sum in one pass
+        flat = gather_segment_sum(be, p.values.reshape(nnz, -1), order, starts)
+        if flat is not None:
+            vals = flat.reshape((starts.shape[0],) + p.values.shape[1:])
+    if vals is None:
+        vals = p.values[order]
+        if starts.shape[0] != nnz:
+            vals = _segment_sum(be, vals, starts)
     return COO(_unravel(be, sorted_lin[starts], sizes), vals, p.shape, True)
 
 
@@ -110,16 +117,20 @@ def _segment_sum(be, vals, starts):
     xp = be.xp
     if vals.dtype == bool:
         return xp.logical_or.reduceat(vals, starts, axis=0)
-    return xp.add.reduceat(vals, starts, axis=0)
+    return xp.add.reduceat(vals, starts, axis=0, dtype=vals.dtype)  # int32 stays int32 (NumPy: int64)
 
 
 def coo_to_dense(be, p):
     xp = be.xp
+    check_dense_alloc(p.shape, p.values.dtype, "to_dense()")
     out = xp.zeros(p.shape, dtype=p.values.dtype)
     if p.nnz == 0:
         return out
     q = coalesce(be, p)
-    out[tuple(q.indices)] = q.values
+    if q.indices.shape[0]:
+        out[tuple(q.indices)] = q.values
+    else:  # no sparse dims: the one (summed) stored value is the whole tensor
+        out[...] = q.values[0]
     return out
 
 

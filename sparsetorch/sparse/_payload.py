@@ -10,7 +10,7 @@ CSR: ``crow`` ``[M + 1]`` (or ``[B, M + 1]`` batched), ``col`` ``[nnz]`` (``[B, 
 ``[nnz]`` (``[B, nnz]``); column indices sorted and unique within each row, as in torch.
 """
 
-__all__ = ["COO", "CSR", "validate_coo", "validate_csr"]
+__all__ = ["COO", "CSR", "SparseInvariantError", "validate_coo", "validate_csr"]
 
 
 class COO:
@@ -114,6 +114,11 @@ def _share(p):
 
 # ---- invariants ----
 
+class SparseInvariantError(ValueError, RuntimeError):
+    """A sparse tensor's indices/values/size are inconsistent. A ValueError (what it is) and a
+    RuntimeError (what torch raises for it), so either ``except`` clause catches it."""
+
+
 def _is_int(a):
     return a.dtype.kind in "iu"
 
@@ -125,38 +130,38 @@ def validate_coo(xp, indices, values, shape, fname="sparse_coo_tensor"):
             f"{fname}(): indices must be an integer tensor (int64), but got dtype {indices.dtype}"
         )
     if indices.ndim != 2:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): indices must be a 2-D tensor of shape [sparse_dim, nnz], but got "
             f"{indices.ndim}-D shape {list(indices.shape)}"
         )
     sparse_dim, nnz = indices.shape
     if values.ndim < 1 or values.shape[0] != nnz:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): values must have shape [nnz, *dense_dims] with nnz = {nnz} (the number of "
             f"columns of indices), but got values of shape {list(values.shape)}"
         )
     if len(shape) != sparse_dim + values.ndim - 1:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
             f"({values.ndim - 1}), but got size {list(shape)}"
         )
     if tuple(values.shape[1:]) != tuple(shape[sparse_dim:]):
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): values has dense shape {list(values.shape[1:])} but size says "
             f"{list(shape[sparse_dim:])} for the dense dimensions"
         )
     if any(s < 0 for s in shape):
-        raise ValueError(f"{fname}(): size must be non-negative, got {list(shape)}")
+        raise SparseInvariantError(f"{fname}(): size must be non-negative, got {list(shape)}")
     if nnz:
         lo = indices.min(axis=1)
         hi = indices.max(axis=1)
         for d in range(sparse_dim):
             if int(lo[d]) < 0:
-                raise ValueError(
+                raise SparseInvariantError(
                     f"{fname}(): found negative index {int(lo[d])} for dim {d}; indices must be >= 0"
                 )
             if int(hi[d]) >= shape[d]:
-                raise ValueError(
+                raise SparseInvariantError(
                     f"{fname}(): size is inconsistent with indices: for dim {d}, size is "
                     f"{shape[d]} but found index {int(hi[d])}"
                 )
@@ -173,42 +178,42 @@ def validate_csr(xp, crow, col, values, shape, fname="sparse_csr_tensor"):
             f"{crow.dtype} and {col.dtype}"
         )
     if crow.ndim < 1 or crow.ndim != col.ndim:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): crow_indices and col_indices must have the same number of dimensions "
             f"(>= 1), but got {crow.ndim} and {col.ndim}"
         )
     batch = crow.ndim - 1
     if len(shape) != batch + 2:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): size must have {batch + 2} dimensions (batch dims + 2) for crow_indices "
             f"of {crow.ndim} dimensions, but got size {list(shape)}"
         )
     if values.shape != col.shape:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): values must have the same shape as col_indices {list(col.shape)}, but got "
             f"{list(values.shape)} (hybrid CSR is not supported; use COO for dense dimensions)"
         )
     if tuple(crow.shape[:-1]) != tuple(shape[:batch]) or tuple(col.shape[:-1]) != tuple(shape[:batch]):
-        raise ValueError(f"{fname}(): batch dimensions of the indices do not match size {list(shape)}")
+        raise SparseInvariantError(f"{fname}(): batch dimensions of the indices do not match size {list(shape)}")
     m, n = shape[-2], shape[-1]
     if m < 0 or n < 0:
-        raise ValueError(f"{fname}(): size must be non-negative, got {list(shape)}")
+        raise SparseInvariantError(f"{fname}(): size must be non-negative, got {list(shape)}")
     if crow.shape[-1] != m + 1:
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): crow_indices.shape[-1] must be equal to size[-2] + 1 (= {m + 1}), but got "
             f"{crow.shape[-1]}"
         )
     nnz = col.shape[-1]
     c = crow.reshape(-1, m + 1)
     if c.size and bool((c[:, 0] != 0).any()):
-        raise ValueError(f"{fname}(): `crow_indices[..., 0] == 0` is not satisfied.")
+        raise SparseInvariantError(f"{fname}(): `crow_indices[..., 0] == 0` is not satisfied.")
     if c.size and bool((c[:, -1] != nnz).any()):
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): `crow_indices[..., -1] == nnz` is not satisfied (nnz = {nnz}, "
             f"crow_indices[..., -1] = {int(c[0, -1])})."
         )
     if m and bool((xp.diff(c, axis=1) < 0).any()):
-        raise ValueError(
+        raise SparseInvariantError(
             f"{fname}(): `0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not "
             "satisfied: crow_indices must be non-decreasing."
         )
@@ -216,7 +221,7 @@ def validate_csr(xp, crow, col, values, shape, fname="sparse_csr_tensor"):
         cc = col.reshape(-1, nnz)
         if int(cc.min()) < 0 or int(cc.max()) >= n:
             bad = int(cc.min()) if int(cc.min()) < 0 else int(cc.max())
-            raise ValueError(
+            raise SparseInvariantError(
                 f"{fname}(): `0 <= col_indices < ncols` is not satisfied: found column index {bad} "
                 f"for {n} columns."
             )
@@ -225,7 +230,7 @@ def validate_csr(xp, crow, col, values, shape, fname="sparse_csr_tensor"):
             rows = xp.repeat(xp.arange(m), xp.diff(c[b]))
             same_row = rows[1:] == rows[:-1]
             if bool((same_row & (cc[b, 1:] <= cc[b, :-1])).any()):
-                raise ValueError(
+                raise SparseInvariantError(
                     f"{fname}(): `col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] "
                     "for all i = 1, ..., nrows are sorted and distinct along the last dimension "
                     "values` is not satisfied."

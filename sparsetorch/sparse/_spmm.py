@@ -23,6 +23,7 @@ Speed (PERF-NOTES.md, spike 2):
 
 import os
 
+from .._memory import check_dense_alloc
 from ._convert import coalesce, csr_row_indices
 from ._payload import COO, CSR
 
@@ -33,6 +34,7 @@ __all__ = [
 
 _PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
 _CHUNK = 1 << 16  # stored entries per chunk of the NumPy SDDMM (bounds its temporaries)
+_GPU_TEMP_BYTES = 1 << 28  # bytes of one gathered operand per SDDMM chunk on CUDA
 _NUMBA = [None]  # the kernel namespace; None: not built yet; False: numba does not import
 _ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
 _POOL = [None]
@@ -116,10 +118,12 @@ def csr_t_form(be, p):
         if nnz == 0:
             f = (xp.zeros(n + 1, dtype=xp.int64), col, None)
         else:
-            # CSR -> CSC of the positions is a counting sort by column (O(nnz + n), stable)
-            pos = xp.arange(nnz, dtype=xp.int64)
+            # CSR -> CSC of the positions is a counting sort by column (O(nnz + n), stable);
+            # cupyx takes float values only: positions travel as float64 there (exact < 2**53)
+            pos = xp.arange(nnz, dtype=xp.int64 if be.name == "cpu" else xp.float64)
             t = be.sp.csr_matrix((pos, col, crow), shape=(m, n)).tocsc()
-            order = t.data if perm is None else perm[t.data]
+            tpos = t.data.astype(xp.int64, copy=False)
+            order = tpos if perm is None else perm[tpos]
             f = (t.indptr, t.indices, order)
         c["csrT"] = f
     return f
@@ -171,6 +175,7 @@ def spmm(be, p, x, transpose=False):
         vals = vals.astype(dt)
         x = x.astype(dt)
     nnz = p.nnz
+    check_dense_alloc((rows_out, k), dt, "sparse @ dense")
     if nnz == 0 or k == 0:
         return xp.zeros((rows_out, k), dtype=dt)
     nb = _nb(be, dt)
@@ -204,7 +209,21 @@ def spmm(be, p, x, transpose=False):
         nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
         return out
     v = vals if perm is None else vals[perm]
+    if be.name != "cpu":  # cupyx casts the pattern to int32 at every construction: once here
+        crow, col = _int32_pattern(p, transpose, crow, col)
     return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
+
+
+def _int32_pattern(p, transpose, crow, col):
+    """``crow``/``col`` as int32 (cached with the pattern), as cupyx.scipy.sparse holds them."""
+    c = _cache(p)
+    key = ("int32", transpose)
+    f = c.get(key)
+    if f is None:
+        if max(col.shape[0], crow.shape[0]) >= 1 << 31:
+            return crow, col  # beyond int32: cupyx cannot hold it either (docs/gpu.md)
+        f = c[key] = (crow.astype("int32", copy=False), col.astype("int32", copy=False))
+    return f
 
 
 def _scipy_spmm(be, crow, col, v, shape, x):
@@ -238,6 +257,7 @@ def spmm_reduce(be, p, x, reduce):
     xp = be.xp
     m = p.shape[0]
     k = x.shape[1]
+    check_dense_alloc((m, k), x.dtype, f"sparse.mm(reduce={reduce!r})")
     crow, col, perm = csr_form(be, p)
     nnz = col.shape[0]
     out = xp.zeros((m, k), dtype=xp.result_type(p.values.dtype, x.dtype))
@@ -288,11 +308,14 @@ def sddmm(be, left, right, p):
             bd = xp.linspace(0, nnz, nblk + 1).astype(xp.int64)
             nb.sddmm_par(rows, cols, left, right, out, bd, zero)
         return out
-    if nnz <= _CHUNK:
+    # chunks bound the gathered temporaries: by CPU cache on the CPU, by memory on a GPU
+    # (where each chunk costs several kernel launches)
+    chunk = _CHUNK if be.name == "cpu" else max(_CHUNK, _GPU_TEMP_BYTES // (k * dt.itemsize))
+    if nnz <= chunk:
         return xp.einsum("ij,ij->i", left[rows], right[cols])
     out = xp.empty(nnz, dtype=dt)
-    for s in range(0, nnz, _CHUNK):
-        e = min(s + _CHUNK, nnz)
+    for s in range(0, nnz, chunk):
+        e = min(s + chunk, nnz)
         out[s:e] = xp.einsum("ij,ij->i", left[rows[s:e]], right[cols[s:e]])
     return out
 

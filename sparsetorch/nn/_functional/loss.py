@@ -5,7 +5,7 @@ import warnings
 
 from ... import _ops
 from ..._dispatch import call, defop
-from ..._dtype import int64, promote_types
+from ..._dtype import float16, int64, promote_types
 from ..._layout import strided
 from ..._ops._util import check_tensor
 from .activation import log_softmax, logsigmoid
@@ -187,6 +187,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     check_tensor(target, "cross_entropy", "target")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dtype is float16:  # sums of -log p (1e4 each at large logits) overflow float16
+        return cross_entropy(input.float(), target.float() if target.dtype is float16 else target,
+                             None if weight is None else weight.float(), None, ignore_index, None,
+                             reduction, label_smoothing).to(float16)
     cdim = 0 if input.ndim == 1 else 1
     c = input.shape[cdim]
     logp = log_softmax(input, cdim)

@@ -1,0 +1,35 @@
+"""Regression tests for defects the fuzzers found (docs/reliability.md lists them all; the others
+are cases of test_malformed.py, test_memory_guard.py and test_stability.py)."""
+
+import numpy as np
+import pytest
+
+import sparsetorch as st
+
+
+@pytest.mark.parametrize("dense_shape", [(), (2,), (2, 3)])
+def test_coo_without_sparse_dims_sums_its_entries(dense_shape):
+    # indices of shape [0, nnz]: every entry is the whole (dense) tensor; they sum
+    vals = np.arange(1.0, 1.0 + 3 * int(np.prod(dense_shape))).reshape((3,) + dense_shape)
+    s = st.sparse_coo_tensor(st.zeros(0, 3, dtype=st.int64), st.tensor(vals))
+    assert tuple(s.shape) == dense_shape
+    np.testing.assert_array_equal(s.to_dense().numpy(), vals.sum(0))
+    np.testing.assert_array_equal(s.coalesce().to_dense().numpy(), vals.sum(0))
+
+
+def test_coo_without_sparse_dims_matches_torch():
+    torch = pytest.importorskip("torch")
+    t = torch.sparse_coo_tensor(torch.zeros(0, 3, dtype=torch.long), torch.ones(3, 2))
+    s = st.sparse_coo_tensor(st.zeros(0, 3, dtype=st.int64), st.ones(3, 2))
+    assert tuple(s.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(s.to_dense().numpy(), t.to_dense().numpy())
+
+
+def test_int32_duplicates_sum_in_int32():
+    # NumPy's add.reduceat sums int32 in int64: the coalesced values must stay int32 (and wrap,
+    # as torch's do), including with no sparse dims (where the sum is the whole tensor)
+    s = st.sparse_coo_tensor([[0, 0, 1]], st.tensor([2**30, 2**30, 3], dtype=st.int32), (2,))
+    assert s.coalesce()._data.values.dtype == np.int32
+    assert s.to_dense().tolist() == [-(2**31), 3]
+    z = st.sparse_coo_tensor(st.zeros(0, 2, dtype=st.int64), st.tensor([-(2**31), -(2**31)], dtype=st.int32))
+    assert z.to_dense().item() == 0
