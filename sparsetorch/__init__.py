@@ -27,3 +27,14 @@ from . import optim  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
 __version__ = "0.1.0"
+from ._memory import DenseAllocationError  # noqa: F401,E402 - sparsetorch.DenseAllocationError
+from . import cuda  # noqa: F401,E402 - sparsetorch.cuda (torch.cuda)
+from . import utils  # noqa: F401,E402 - sparsetorch.utils.data (torch.utils.data)
+from .serialization import load, save  # noqa: F401,E402 - sparsetorch.save / sparsetorch.load
+from . import distributed  # noqa: F401,E402 - torch.distributed (MPI/NCCL; imports mpi4py lazily)
+# torch.linalg: importing the package rebinds the name ``linalg``, which ``from ._ops import *``
+# had set to the internal module _ops.linalg (mm, matmul, ...); then torch's top-level aliases.
+from .linalg._aliases import (  # noqa: F401,E402
+    cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet, svd,
+)
+from . import special  # noqa: F401,E402 - torch.special

@@ -21,3 +21,4 @@ from .set_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .misc_stats import *  # noqa: F401,F403
 from .misc_pointwise import *  # noqa: F401,F403
+from .special_fns import *  # noqa: F401,F403 - i0, igamma, igammac, mvlgamma (torch top-level)

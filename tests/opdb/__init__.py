@@ -3,10 +3,10 @@
 from ._core import ErrorInput, OpInfo, Sample, make  # noqa: F401
 from . import (
     creation, indexing, linalg, misc, pointwise, reduction, set_ops, shape, sparse_core,
-    sparse_linalg, sparse_reduction, sparse_shape,
+    sparse_linalg, sparse_reduction, sparse_shape, special,
 )
 
 OP_DB = []
 for _m in (pointwise, creation, shape, indexing, reduction, linalg, sparse_core, sparse_linalg,
-           sparse_reduction, sparse_shape, set_ops, misc):
+           sparse_reduction, sparse_shape, set_ops, misc, special):
     OP_DB.extend(_m.OPS)
