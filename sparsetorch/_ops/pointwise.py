@@ -491,7 +491,14 @@ arctan2 = atan2
 hypot = binary("hypot", lambda be, a, b: be.xp.hypot(a, b),
                {"input": lambda grad, input, result: grad * input / result,
                 "other": lambda grad, other, result: grad * other / result}, TRUE_DIV)
-xlogy = binary("xlogy", lambda be, a, b: be.special.xlogy(a, b),
+def _xlogy_kernel(be, a, b):
+    # scipy's xlogy has no float32 loop for (array, Python float): keep the array's dtype
+    r = be.special.xlogy(a, b)
+    ref = a if hasattr(a, "dtype") else b
+    return r if r.dtype == ref.dtype else r.astype(ref.dtype)
+
+
+xlogy = binary("xlogy", _xlogy_kernel,
                {"input": lambda grad, input, other: grad * where(input == 0, 0.0, other.log()),
                 "other": lambda grad, input, other: grad * input / other}, TRUE_DIV)
 logaddexp = binary("logaddexp", lambda be, a, b: be.xp.logaddexp(a, b),
