@@ -143,40 +143,59 @@ def _build():
     @njit(parallel=True, cache=True)
     def bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq):
         """Coalesced (sorted unique rows, values) gradient of the table: row ids[j] receives
-        coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones)."""
+        coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones). A counting sort groups
+        the entries by output row (stable: each row is summed in entry order), then the rows
+        are summed in parallel, each by one thread (no atomics, deterministic)."""
         B = bounds.size - 1
         D = G.shape[1]
-        out = np.zeros((uniq.size, D), G.dtype)
+        U = uniq.size
+        lo = bounds[0]
+        hi = bounds[B]
+        bag = np.empty(hi - lo, np.int64)
+        for b in range(B):
+            for j in range(bounds[b], bounds[b + 1]):
+                bag[j - lo] = b
+        start = np.zeros(U + 1, np.int64)
+        for j in range(lo, hi):
+            i = ids[j]
+            if i != pad:
+                start[slot[i] + 1] += 1
+        for u in range(U):
+            start[u + 1] += start[u]
+        pos = start[:U].copy()
+        order = np.empty(start[U], np.int64)
+        for j in range(lo, hi):
+            i = ids[j]
+            if i != pad:
+                s = slot[i]
+                order[pos[s]] = j
+                pos[s] += 1
+        out = np.zeros((U, D), G.dtype)
         has_c = coef.size > 0
         has_s = scale.size > 0
-        for t in prange(T):  # thread t owns output rows s with s % T == t
-            for b in range(B):
+        for u in prange(U):
+            o = out[u]
+            for k in range(start[u], start[u + 1]):
+                j = order[k]
+                b = bag[j - lo]
                 g = G[b]
-                for j in range(bounds[b], bounds[b + 1]):
-                    i = ids[j]
-                    if i == pad:
-                        continue
-                    s = slot[i]
-                    if s % T != t:
-                        continue
-                    o = out[s]
-                    if has_s:
-                        q = scale[b]
-                        if has_c:
-                            c = coef[j]
-                            for d in range(D):
-                                o[d] += c * (g[d] / q)
-                        else:
-                            for d in range(D):
-                                o[d] += g[d] / q
-                    elif has_c:
+                if has_s:
+                    q = scale[b]
+                    if has_c:
                         c = coef[j]
                         for d in range(D):
-                            o[d] += c * g[d]
+                            o[d] += c * (g[d] / q)
                     else:
                         for d in range(D):
-                            o[d] += g[d]
-        for k in range(uniq.size):
+                            o[d] += g[d] / q
+                elif has_c:
+                    c = coef[j]
+                    for d in range(D):
+                        o[d] += c * g[d]
+                else:
+                    for d in range(D):
+                        o[d] += g[d]
+        for k in range(U):
             slot[uniq[k]] = -1
         return uniq, out
 
