@@ -234,8 +234,8 @@ def test_hook_on_tensor_without_grad_raises():
 def test_hook_handle_context_manager():
     x = _leaf([1.0])
     y = x * 1
-    with y.register_hook(lambda g: g * 5):
-        pass  # removed on exit
+    with y.register_hook(lambda g: g * 5) as handle:  # removed on exit
+        assert handle is not None
     y.sum().backward()
     np.testing.assert_allclose(_np(x.grad), [1.0])
 

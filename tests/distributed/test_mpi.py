@@ -43,8 +43,6 @@ def test_movielens_distributed_matches_one_process(tmp_path):
     from ._launch import ROOT
 
     script = os.path.join(ROOT, "examples", "movielens.py")
-    if not os.path.exists(script):
-        pytest.skip("examples/movielens.py is not there")
     args = ("--quick", "--no-progress", "--plot", "", "--checkpoint", "")
     one = _final_rmse(run_mpi(1, script, *args, cwd=str(tmp_path)))
     two = _final_rmse(run_mpi(2, script, "--distributed", *args, cwd=str(tmp_path)))

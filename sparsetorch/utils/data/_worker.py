@@ -282,8 +282,8 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
                     data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             data_queue.put((idx, data))
             del data, index, task  # don't hold a batch while blocked on the next task
-    except KeyboardInterrupt:
-        pass  # the main process handles Ctrl-C and shuts us down
+    except KeyboardInterrupt:  # the main process handles Ctrl-C and shuts the workers down
+        data_queue.cancel_join_thread()
     if done_event.is_set():
         # the main process no longer reads results: don't block exit flushing them
         data_queue.cancel_join_thread()
