@@ -773,6 +773,16 @@ class TensorMethods:
         return _ops.is_nonzero(self)
     def is_same_size(self, other):
         return _ops.is_same_size(self, other)
+    def i0(self):
+        return _ops.i0(self)
+    def i0_(self):
+        return _ops.i0_(self)
+    def igamma(self, other):
+        return _ops.igamma(self, other)
+    def igammac(self, other):
+        return _ops.igammac(self, other)
+    def mvlgamma(self, p):
+        return _ops.mvlgamma(self, p)
     def logaddexp2(self, other):
         return _ops.logaddexp2(self, other)
     def logcumsumexp(self, dim):

@@ -248,3 +248,16 @@ def test_float32_payload_stays_float32_with_python_number_arguments(name):
     else:
         r = f(a + 2, 3)
     assert r.dtype is st.float32 and r.numpy().dtype == np.float32
+
+
+def test_tensor_methods_of_the_top_level_special_functions():
+    torch = pytest.importorskip("torch")
+    x, t = st.tensor([0.5, 1.5, 2.5]), torch.tensor([0.5, 1.5, 2.5])
+    for name, args in (("i0", ()), ("igamma", ("self",)), ("igammac", ("self",)),
+                       ("mvlgamma", (1,))):
+        a = [x if v == "self" else v for v in args]
+        b = [t if v == "self" else v for v in args]
+        np.testing.assert_allclose(getattr(x, name)(*a).numpy(), getattr(t, name)(*b).numpy(),
+                                   rtol=1e-5)
+    y = st.tensor([0.5, 1.5])
+    assert y.i0_() is y and abs(y[0].item() - 1.0634835) < 1e-5
