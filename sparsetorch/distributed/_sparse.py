@@ -174,24 +174,7 @@ def _reduce_union(bk, p, op, world):
     nnz = p.nnz
     if nnz == 0:
         return COO(p.indices, p.values, p.shape, True)
-    sizes = p.shape[: p.sparse_dim]
-    numel = 1
-    for s in sizes:
-        numel *= s
-    if numel < 2 ** 63:
-        lin = C.linear_index(bk, p.indices, sizes)
-        order = xp.argsort(lin, kind="stable")
-        keys = lin[order]
-        new = xp.empty(nnz, dtype=bool)
-        new[0] = True
-        xp.not_equal(keys[1:], keys[:-1], out=new[1:])
-    else:  # linear index would overflow: sort the index rows lexicographically
-        order = xp.lexsort(p.indices[::-1])
-        srt = p.indices[:, order]
-        new = xp.empty(nnz, dtype=bool)
-        new[0] = True
-        xp.any(srt[:, 1:] != srt[:, :-1], axis=0, out=new[1:])
-    starts = xp.flatnonzero(new)
+    order, starts = C.sorted_runs(bk, p)
     ufunc = {RedOpType.MAX: xp.maximum, RedOpType.MIN: xp.minimum,
              RedOpType.PRODUCT: xp.multiply}[op]
     vals = p.values[order]

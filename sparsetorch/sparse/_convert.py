@@ -11,7 +11,7 @@ from ._payload import COO, CSR
 from ._rowsort import gather_segment_sum, row_bucket_coalesce, row_bucket_order
 
 __all__ = [
-    "coalesce", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
+    "coalesce", "sorted_runs", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
     "dense_to_csr", "linear_index", "csr_row_indices",
 ]
 
@@ -83,12 +83,8 @@ def coalesce(be, p):
         order = xp.argsort(lin, kind="stable")
         sorted_lin = lin[order]
     else:  # the linear index itself overflows int64: sort the index rows lexicographically
-        order = xp.lexsort(p.indices[::-1])
+        order, starts = _lex_runs(be, p.indices)
         srt = p.indices[:, order]
-        new = xp.empty(nnz, dtype=bool)
-        new[0] = True
-        xp.any(srt[:, 1:] != srt[:, :-1], axis=0, out=new[1:])
-        starts = xp.flatnonzero(new)
         vals = p.values[order]
         if starts.shape[0] != nnz:
             vals = _segment_sum(be, vals, starts)
@@ -110,6 +106,33 @@ def coalesce(be, p):
         if starts.shape[0] != nnz:
             vals = _segment_sum(be, vals, starts)
     return COO(_unravel(be, sorted_lin[starts], sizes), vals, p.shape, True)
+
+
+def sorted_runs(be, p):
+    """``(order, starts)``: a stable argsort of ``p``'s entries by index (row-major) and where
+    each run of equal indices begins in that order. For reductions other than coalesce's sum."""
+    xp = be.xp
+    sizes = p.shape[: p.sparse_dim]
+    if max(_numel(sizes) - 1, 1).bit_length() > 63:
+        return _lex_runs(be, p.indices)
+    lin = linear_index(be, p.indices, sizes)
+    order = xp.argsort(lin, kind="stable")
+    keys = lin[order]
+    new = xp.empty(p.nnz, dtype=bool)
+    new[0] = True
+    xp.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return order, xp.flatnonzero(new)
+
+
+def _lex_runs(be, indices):
+    """``sorted_runs`` by sorting the index rows lexicographically (linear index overflows)."""
+    xp = be.xp
+    order = xp.lexsort(indices[::-1])
+    srt = indices[:, order]
+    new = xp.empty(order.shape[0], dtype=bool)
+    new[0] = True
+    xp.any(srt[:, 1:] != srt[:, :-1], axis=0, out=new[1:])
+    return order, xp.flatnonzero(new)
 
 
 def _segment_sum(be, vals, starts):
