@@ -458,3 +458,28 @@ def test_matrix_exp_aliases_dtype_errors():
         L.matrix_exp(st.ones(2, 3))
     with pytest.raises(RuntimeError, match="floating point"):
         L.matrix_exp(st.ones(2, 2, dtype=st.int64))
+
+
+# linalg names without an op-table row (tests/opdb/linalg_module.py), each with its reason
+NOT_TABLE = {
+    "LinAlgError": "an exception class",
+    "eigh": "eigenvectors are sign-ambiguous: tested above through sign-invariant functions",
+    "svd": "singular vectors are sign-ambiguous: tested above through sign-invariant functions",
+    "norm": "dispatches to vector_norm / matrix_norm, which have rows",
+    "matmul": "alias of the table op matmul",
+    "diagonal": "alias of the table op diagonal",
+    "lstsq": "a composition of pinv and matmul (rows of their own)",
+    "cond": "a composition of svdvals / matrix_norm and inv",
+    "tensorinv": "a reshape around inv",
+    "tensorsolve": "a reshape around solve",
+    "vander": "a composition of products and stack",
+}
+
+
+def test_every_linalg_name_has_a_row_or_a_reason():
+    from tests.opdb import OP_DB
+
+    rows = {i.name.split("(")[0] for i in OP_DB}
+    missing = [n for n in st.linalg.__all__ if f"linalg.{n}" not in rows and n not in NOT_TABLE]
+    assert not missing, f"add an OpInfo row (tests/opdb/linalg_module.py) for {missing}"
+    assert not [n for n in NOT_TABLE if n not in st.linalg.__all__]
