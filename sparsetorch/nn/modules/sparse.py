@@ -34,7 +34,21 @@ def _init_weight(module, num_embeddings, embedding_dim, _weight, device, dtype, 
         module.weight = Parameter(_weight, requires_grad=requires_grad)
 
 
-class Embedding(Module):
+class _TableModule(Module):
+    """What Embedding and EmbeddingBag share: an N(0, 1) table whose padding row is zero."""
+
+    def reset_parameters(self):
+        with no_grad():
+            self.weight.normal_()
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+
+class Embedding(_TableModule):
     r"""A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
 
     Args:
@@ -70,16 +84,6 @@ class Embedding(Module):
         self.sparse = sparse
         _init_weight(self, num_embeddings, embedding_dim, _weight, device, dtype, not _freeze)
 
-    def reset_parameters(self):
-        with no_grad():
-            self.weight.normal_()
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
-
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
@@ -111,7 +115,7 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_TableModule):
     r"""Sums, means, maxes or sqrtn-combines bags of embeddings without building the lookups.
 
     Args as :class:`Embedding`, plus:
@@ -147,16 +151,6 @@ class EmbeddingBag(Module):
         self.sparse = sparse
         self.include_last_offset = include_last_offset
         _init_weight(self, num_embeddings, embedding_dim, _weight, device, dtype, True)
-
-    def reset_parameters(self):
-        with no_grad():
-            self.weight.normal_()
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
