@@ -6,7 +6,9 @@ documented type whose message is NumPy's/SciPy's rather than sparsetorch's -- is
 the target re-raises it so atheris records the input.
 """
 
+import contextlib
 import re
+import sys
 
 DOCUMENTED = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError, MemoryError)
 
@@ -38,6 +40,26 @@ def check_exception(e):
     from_lib = last is not None and ("/numpy/" in last or "/scipy/" in last)
     if from_lib or RAW.search(str(e)):
         raise Finding(f"raw library error {type(e).__name__}: {e}") from e
+
+
+@contextlib.contextmanager
+def classified():
+    """Run a target's checks: findings propagate, any other exception is classified by
+    ``check_exception`` (documented errors with our own message pass)."""
+    try:
+        yield
+    except Finding:
+        raise
+    except Exception as e:  # noqa: BLE001 - the point: classify every error
+        check_exception(e)
+
+
+def main(test_one_input):
+    """``python fuzz_<target>.py [atheris options]``: fuzz ``test_one_input``."""
+    import atheris
+
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
 
 
 # numba compiles these modules' functions from their bytecode; atheris's coverage hooks in that

@@ -17,7 +17,7 @@ import atheris
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(os.path.dirname(_HERE))]  # _common; the repo's sparsetorch
-from _common import Finding, check_exception, instrumented
+from _common import Finding, check_exception, classified, instrumented, main
 
 with instrumented():
     import sparsetorch as st
@@ -128,14 +128,9 @@ def TestOneInput(data):
         except Exception as e:  # noqa: BLE001 - the point: classify every error
             check_exception(e)
             return
-        try:
+        with classified():
             _check_loaded(obj)
-        except Finding:
-            raise
-        except Exception as e:  # noqa: BLE001
-            check_exception(e)
 
 
 if __name__ == "__main__":
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    main(TestOneInput)

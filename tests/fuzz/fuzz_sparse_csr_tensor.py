@@ -14,7 +14,7 @@ import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(os.path.dirname(_HERE))]  # _common; the repo's sparsetorch
-from _common import Finding, check_exception, instrumented
+from _common import Finding, check_exception, classified, instrumented, main
 
 with instrumented():
     import sparsetorch as st
@@ -104,7 +104,7 @@ def TestOneInput(data):
             return
         if s.layout is not st.sparse_csr:
             raise Finding(f"layout {s.layout}")
-        try:
+        with classified():
             repr(s)
             if math.prod(s.shape) * s.dtype.itemsize > _LIMIT:
                 try:
@@ -117,12 +117,7 @@ def TestOneInput(data):
                 g = got.numpy()
                 if g.shape != ref.shape or not np.array_equal(g, ref, equal_nan=g.dtype.kind in "fc"):
                     raise Finding(f"{what}: {g} != {ref}")
-        except Finding:
-            raise
-        except Exception as e:  # noqa: BLE001
-            check_exception(e)
 
 
 if __name__ == "__main__":
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    main(TestOneInput)
