@@ -5,24 +5,16 @@ a seed (so each can compute the expected result with NumPy), runs the collective
 Exits non-zero (MPI_Abort) on the first failure; prints "OK <checks>" on rank 0 when done.
 """
 
-import sys
-import traceback
 
 import numpy as np
+from _worker_util import CHECKS, check, finish, run
 
 import sparsetorch as torch
 import sparsetorch.distributed as dist
 from sparsetorch.distributed import ReduceOp
 
-CHECKS = [0]
 NP_OPS = {ReduceOp.SUM: np.sum, ReduceOp.PRODUCT: np.prod, ReduceOp.MAX: np.max,
           ReduceOp.MIN: np.min, ReduceOp.AVG: np.mean}
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def close(got, want, what, tol=1e-5):
@@ -230,21 +222,8 @@ def main():
     check_groups(rank, n)
     check_sparse(rank, n, check, close)
     check_errors(rank, n)
-    total = [None] * n
-    dist.all_gather_object(total, CHECKS[0])
-    dist.destroy_process_group()
-    check(not dist.is_initialized(), "destroyed")
-    if rank == 0:
-        print("OK", sum(total), "checks on", n, "ranks", flush=True)
+    finish(rank, n)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BaseException:  # noqa: BLE001 - any failure must stop every rank, not hang them
-        traceback.print_exc()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        from mpi4py import MPI
-
-        MPI.COMM_WORLD.Abort(1)
+    run(main)

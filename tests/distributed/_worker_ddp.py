@@ -5,10 +5,9 @@ reference on the whole global batch, so it can compare its DDP replica with it a
 configuration. Exits non-zero (MPI_Abort) on the first failure; rank 0 prints "OK ...".
 """
 
-import sys
-import traceback
 
 import numpy as np
+from _worker_util import check, finish, run
 
 import sparsetorch as torch
 import sparsetorch.distributed as dist
@@ -16,15 +15,8 @@ from sparsetorch import nn
 from sparsetorch.nn.parallel import DistributedDataParallel as DDP
 from sparsetorch.utils.data.distributed import DistributedSampler
 
-CHECKS = [0]
 B = 12  # global batch: divisible by 2 and 3 ranks
 BAG = 3  # EmbeddingBag inputs per sample
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 class Net(nn.Module):
@@ -193,20 +185,8 @@ def main():
     check_no_sync(rank, n)
     check_unused(rank, n)
     check_sampler(rank, n)
-    total = [None] * n
-    dist.all_gather_object(total, CHECKS[0])
-    dist.destroy_process_group()
-    if rank == 0:
-        print("OK", sum(total), "checks on", n, "ranks", flush=True)
+    finish(rank, n)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BaseException:  # noqa: BLE001 - any failure must stop every rank, not hang them
-        traceback.print_exc()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        from mpi4py import MPI
-
-        MPI.COMM_WORLD.Abort(1)
+    run(main)
