@@ -226,6 +226,17 @@ def test_always_call_forward_hook_runs_when_forward_raises():
     assert [k for k, _ in log] == ["always", "plain"]
 
 
+def test_always_call_hook_error_is_a_warning_when_forward_raised():
+    m = _Mul()
+
+    def bad(mod, args, out):
+        raise ValueError("hook failed too")
+
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning, match="hook failed too"), pytest.raises(TypeError):
+        m(st.ones(2), "x")
+
+
 # ---- state_dict ----
 
 def test_state_dict_round_trip():

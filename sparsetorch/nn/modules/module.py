@@ -6,8 +6,8 @@ Parameters, buffers and submodules live in three ordered dicts filled by ``__set
 backward hooks (``_hooks.py``); state_dict/load_state_dict live in ``_state_dict.py``.
 """
 
-import contextlib
 import itertools
+import warnings
 from collections import OrderedDict
 
 from ..._tensor import Tensor
@@ -299,12 +299,16 @@ class Module(_StateDictMixin):
             # earlier hook) raised, with output None; then the original error propagates
             for hid, hook in list(self._forward_hooks.items()):
                 if hid in self._forward_hooks_always_called and hid not in called:
-                    # the forward's error is the one to report (torch only warns on these)
-                    with contextlib.suppress(Exception):
+                    # the forward's error is the one raised; a hook's own error is a warning
+                    try:
                         if hid in self._forward_hooks_with_kwargs:
                             hook(self, args, kwargs, None)
                         else:
                             hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 - reported, as torch does
+                        warnings.warn("forward hook with ``always_call=True`` raised an "
+                                      "exception that was silenced as another error was raised "
+                                      f"in forward: {e}", stacklevel=2)
             raise
         if state is not None:
             result, _ = _wrap_tensors(_BackwardHookOut, state, result)
