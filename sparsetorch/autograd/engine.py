@@ -5,6 +5,8 @@ gradient has run, so a 10,000-op chain needs no recursion. Broadcasting and dtyp
 an op's inputs are undone here, in one place, after each node.
 """
 
+import threading
+
 from .. import _dispatch
 from .._backend import writeable
 from .._layout import strided
@@ -13,8 +15,25 @@ from .graph import AccumulateGrad
 
 __all__ = ["backward", "grad", "queue_callback", "register_post_accumulate_grad_hook"]
 
-# one list per running backward(): callbacks queued while it runs execute when it finishes
-_final_callbacks = []
+# one list per running backward() of each thread: callbacks queued while it runs execute when it
+# finishes (thread-local, as torch's per-thread graph tasks)
+_local = threading.local()
+
+# Accumulation into a leaf's ``.grad`` is serialised per leaf (torch's AccumulateGrad mutex), so
+# threads calling backward() into one shared parameter never lose an update. Striped locks keyed
+# by the leaf's id: backward passes into different leaves still run in parallel.
+_ACC_LOCKS = tuple(threading.RLock() for _ in range(64))
+
+
+def _acc_lock(var):
+    return _ACC_LOCKS[(id(var) >> 4) & 63]
+
+
+def _callback_stack():
+    st = getattr(_local, "callbacks", None)
+    if st is None:
+        st = _local.callbacks = []
+    return st
 
 
 def _tensors(x, what):
@@ -82,11 +101,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _root_grads(outputs, grad_tensors, "backward")
-    _final_callbacks.append([])
+    stack = _callback_stack()
+    stack.append([])
     try:
         _backward(roots, grads, retain_graph, create_graph, inputs)
     finally:
-        callbacks = _final_callbacks.pop()
+        callbacks = stack.pop()
     for cb in callbacks:  # only after a backward that succeeded (torch's queue_callback)
         cb()
 
@@ -334,9 +354,10 @@ def queue_callback(callback):
     """Run ``callback()`` once the running ``backward()`` has finished (torch's
     ``Variable._execution_engine.queue_callback``); DistributedDataParallel waits for its
     gradient all-reduces this way."""
-    if not _final_callbacks:
+    stack = _callback_stack()
+    if not stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
-    _final_callbacks[-1].append(callback)
+    stack[-1].append(callback)
 
 
 def register_post_accumulate_grad_hook(t, hook):
@@ -360,7 +381,8 @@ def register_post_accumulate_grad_hook(t, hook):
 
 
 def _accumulate(var, g, create_graph, handed):
-    _accumulate_grad(var, g, create_graph, handed)
+    with _acc_lock(var):
+        _accumulate_grad(var, g, create_graph, handed)
     ex = var._extra
     if ex is not None:
         hooks = ex.get("post_acc_hooks")
