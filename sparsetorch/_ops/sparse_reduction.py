@@ -328,9 +328,9 @@ def sparse_sum(input, dim=None, dtype=None):
 # ---- torch.sparse.softmax / log_softmax ----
 
 def _max_no_grad(be, v, seg):
-    xp = be.xp
-    m = _segment_max_kernel(be, v, seg, True, None)
-    return xp.where(xp.isfinite(m), m, 0).astype(v.dtype, copy=False)
+    # the raw slice max, as the dense computation: a +inf entry (inf - inf) or an all -inf slice
+    # (-inf - -inf) gives NaN for the whole slice, as torch.softmax of the stored values does
+    return _segment_max_kernel(be, v, seg, True, None).astype(v.dtype, copy=False)
 
 
 def _softmax_values(v, seg, log):

@@ -228,7 +228,10 @@ def _bag_max_numpy(xp, w, ctx):
     ub = bag[starts]
     m = xp.maximum.reduceat(rows, starts, axis=0)
     out[ub] = m
-    first = xp.where(rows == m[xp.searchsorted(ub, bag)], pos[:, None], ctx.ids.size)
+    mb = m[xp.searchsorted(ub, bag)]
+    # a NaN max (propagated by maximum.reduceat) is held by the bag's first NaN entry
+    hit = (rows == mb) | (xp.isnan(rows) & xp.isnan(mb)) if rows.dtype.kind in "fc" else rows == mb
+    first = xp.where(hit, pos[:, None], ctx.ids.size)
     arg[ub] = xp.minimum.reduceat(first, starts, axis=0)
     return out, arg
 
@@ -395,7 +398,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     the last offset is the end of the last bag) or 2-D ``(bags, ids)`` with ``offsets=None``.
     ``mode``: ``'sum'``, ``'mean'``, ``'max'`` or ``'sqrtn'`` (sum / sqrt(bag size), TF's
     combiner). Ids equal to ``padding_idx`` are left out (also from the bag sizes); empty bags
-    give zeros. ``per_sample_weights`` (same shape as ``input``) scale each id's row in
+    give zeros. In 'max' a NaN anywhere in a bag's column gives NaN there (the dense max of the
+    bag's rows; torch's CPU kernel keeps a NaN only when it is the bag's first entry). ``per_sample_weights`` (same shape as ``input``) scale each id's row in
     'sum', 'mean' and 'sqrtn' (torch: 'sum' only). ``sparse=True`` (any mode) makes the
     gradient of ``weight`` a coalesced sparse COO tensor.
     """

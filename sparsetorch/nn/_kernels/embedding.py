@@ -117,7 +117,8 @@ def _build():
                     continue
                 for d in range(D):
                     v = W[i, d]
-                    if arg[b, d] < 0 or v > out[b, d]:
+                    # NaN propagates (the dense max of the bag): the first NaN wins and stays
+                    if arg[b, d] < 0 or v > out[b, d] or (v != v and out[b, d] == out[b, d]):
                         out[b, d] = v
                         arg[b, d] = j
         return out, arg
