@@ -16,6 +16,7 @@ nothing about CuPy's coverage of the NumPy API: that needs a real GPU run (docs/
 """
 
 import os
+import weakref
 
 import numpy
 import scipy.sparse
@@ -178,3 +179,48 @@ def move(a, src, dst):
     if src.on_host:
         return dst.xp.asarray(a)  # host -> device always copies
     return dst.xp.copy(a)  # device -> device: allocated on the current (= dst's) device
+
+
+# ---- page-locked (pinned) host memory: Tensor.pin_memory / is_pinned ----
+
+_fake_pinned = weakref.WeakValueDictionary()  # fake CUDA: id(root buffer) -> that root array
+
+
+def _root(a):
+    while isinstance(getattr(a, "base", None), numpy.ndarray):
+        a = a.base
+    return a
+
+
+def pinned_copy(a):
+    """A copy of host array ``a`` in page-locked memory (CuPy's pinned pool on a GPU machine), so
+    host<->device copies of it can run asynchronously. Raises torch's RuntimeError without CUDA."""
+    if cuda_device_count() == 0:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if _FAKE > 0:
+        out = numpy.array(a, copy=True, order="C")
+        _fake_pinned[id(out)] = out
+        return out
+    import cupyx
+
+    out = cupyx.empty_pinned(a.shape, a.dtype)
+    out[...] = a
+    return out
+
+
+def is_pinned(a):
+    """Whether host array ``a`` lives in page-locked memory (False without CUDA, as torch)."""
+    if not isinstance(a, numpy.ndarray) or cuda_device_count() == 0:
+        return False
+    if _FAKE > 0:
+        r = _root(a)
+        return _fake_pinned.get(id(r)) is r
+    if a.size == 0:
+        return False
+    import cupy
+
+    try:
+        attrs = cupy.cuda.runtime.pointerGetAttributes(a.ctypes.data)
+    except Exception:  # noqa: BLE001 - pageable memory on older runtimes raises here
+        return False
+    return attrs.type == getattr(cupy.cuda.runtime, "memoryTypeHost", 1)

@@ -10,6 +10,13 @@ __all__ = ["TensorMethods"]
 class TensorMethods:
     __slots__ = ()
 
+    # ---- page-locked memory (sparsetorch/_ops/pinning.py) ----
+    def pin_memory(self, device=None):
+        return _ops._pin_memory(self, device)
+
+    def is_pinned(self, device=None):
+        return _ops._is_pinned(self, device)
+
     # ---- sparse layouts ----
     def to_dense(self, dtype=None, *, masked_grad=True):
         return _ops.to_dense(self, dtype, masked_grad=masked_grad)

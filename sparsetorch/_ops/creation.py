@@ -31,6 +31,7 @@ from ._data import (
 from ._ranges import *  # noqa: F401,F403
 from ._ranges import __all__ as _ranges_all
 from ._util import check_tensor, with_out
+from .pinning import pinned_result
 
 __all__ = [
     "tensor",
@@ -74,9 +75,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         )
         t = data.detach().to(dtype=dtype or data.dtype, device=device or data.device, copy=True)
         t._vc = None
-        return finish(t, requires_grad)
+        return pinned_result(finish(t, requires_grad), pin_memory)
     arr, dt = host_array(data, dtype, "tensor")
-    return finish(place(arr, dt, device or CPU), requires_grad)
+    return pinned_result(finish(place(arr, dt, device or CPU), requires_grad), pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -225,9 +226,9 @@ def zeros(
     sparsetorch.Size([2, 3])
     """
     check_dtype(dtype, "zeros")
-    return _filled(
+    return pinned_result(_filled(
         "zeros", size_args("zeros", args, size), 0, dtype, device, requires_grad, out, layout
-    )
+    ), pin_memory)
 
 
 def ones(
@@ -242,9 +243,9 @@ def ones(
 ):
     """Returns a tensor filled with the scalar value 1, with the shape given by ``size``."""
     check_dtype(dtype, "ones")
-    return _filled(
+    return pinned_result(_filled(
         "ones", size_args("ones", args, size), 1, dtype, device, requires_grad, out, layout
-    )
+    ), pin_memory)
 
 
 def empty(
@@ -260,9 +261,9 @@ def empty(
 ):
     """Returns a tensor filled with uninitialized data, with the shape given by ``size``."""
     check_dtype(dtype, "empty")
-    return _filled(
+    return pinned_result(_filled(
         "empty", size_args("empty", args, size), None, dtype, device, requires_grad, out, layout
-    )
+    ), pin_memory)
 
 
 def full(
@@ -296,9 +297,9 @@ def full(
         )
     if dtype is None and out is None:
         dtype = D._scalar_dtype(fill_value)
-    return _filled(
+    return pinned_result(_filled(
         "full", parse_size((size,), "full"), fill_value, dtype, device, requires_grad, out, layout
-    )
+    ), pin_memory)
 
 
 def _like(fname, input, fill, dtype, layout, device, requires_grad):

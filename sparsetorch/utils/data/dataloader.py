@@ -12,6 +12,7 @@ import os
 import warnings
 
 from . import _worker
+from . import _pin
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -237,6 +238,12 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _pin_available():
+    from ..._backend import cuda_device_count
+
+    return cuda_device_count() > 0
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         from ... import _dtype as D
@@ -261,6 +268,8 @@ class _BaseDataLoaderIter:
             if not cuda_device_count():
                 warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                               "then device pinned memory won't be used.", stacklevel=3)
+        # batches go to page-locked memory only where an accelerator exists (as torch)
+        self._pin = bool(loader.pin_memory) and _pin_available()
         self._sampler_iter = iter(self._index_sampler)
         # drawn after the sampler's iterator, like torch: one seed per epoch from `generator`
         self._base_seed = int(
@@ -279,6 +288,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self):
         data = self._next_data()
+        if self._pin:
+            data = _pin.pin_memory(data)
         self._num_yielded += 1
         return data
 
