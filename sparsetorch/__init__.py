@@ -12,8 +12,8 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"sparsetorch
 from . import _dtype  # noqa: F401
 from ._device import device  # noqa: F401
 from ._dtype import (  # noqa: F401
-    bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16, float32,
-    float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
+    bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
+    float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
     result_type, can_cast, set_default_dtype, short, uint8,
 )
 from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401

@@ -5,11 +5,12 @@ tensor, int + float16 stays float16, and the default floating dtype is float32. 
 sparsetorch goes through :func:`promote_types` and :func:`result_type` below.
 """
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
     "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
-    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat",
+    "complex64", "complex128", "bfloat16", "half", "float", "double", "short", "int", "long", "cfloat",
     "cdouble", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
     "can_cast", "finfo", "iinfo",
 ]
@@ -41,7 +42,8 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
-        return {"float16": complex64, "float32": complex64, "float64": complex128}.get(self.name, self)
+        return {"float16": complex64, "bfloat16": complex64, "float32": complex64,
+                "float64": complex128}.get(self.name, self)
 
 
 float16 = dtype("float16", np.float16, _FLOAT)
@@ -55,14 +57,19 @@ uint8 = dtype("uint8", np.uint8, _INT)
 bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - torch's public name
 complex64 = dtype("complex64", np.complex64, _COMPLEX)
 complex128 = dtype("complex128", np.complex128, _COMPLEX)
+# bfloat16 payloads are ml_dtypes arrays: NumPy stores them, its ufuncs compute through float32
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128,
+       bfloat16)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL}
+# the 2-byte floats: NumPy would accumulate their sums in their own precision, torch uses float32
+REDUCED_NP = (float16.np, bfloat16.np)
 
 
 def _by_name(name):
@@ -72,9 +79,10 @@ def _by_name(name):
 def from_numpy_dtype(np_dtype):
     """The sparsetorch dtype for a NumPy dtype; TypeError for ones torch has no match for."""
     d = _FROM_NP.get(np.dtype(np_dtype))
-    if d is None:
+    if d is None or d is bfloat16:  # torch takes no ml_dtypes arrays (our payloads are internal)
+        name = "ml_dtypes.bfloat16" if d is bfloat16 else np.dtype(np_dtype)
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            f"can't convert np.ndarray of type {name}. The only supported types are: "
             "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         )
     return d
@@ -109,6 +117,9 @@ def promote_types(a, b):
         raise TypeError(f"promote_types(): expected two sparsetorch dtypes, got {a!r} and {b!r}")
     ca, cb = a._cat, b._cat
     if ca == cb:
+        if a is bfloat16 or b is bfloat16:  # NumPy has no rule for it: torch's table
+            o = b if a is bfloat16 else a
+            return float32 if o is float16 else o
         return _FROM_NP[np.promote_types(a.np, b.np)]
     hi, lo = (a, b) if ca > cb else (b, a)
     if hi._cat == _COMPLEX and lo is float64:
@@ -183,10 +194,10 @@ class finfo:
         type = type or _default[0]
         if not (type.is_floating_point or type.is_complex):
             raise TypeError(f"finfo() requires a floating point input type, got {type}")
-        f = np.finfo(type.np)
+        f = ml_dtypes.finfo(type.np) if type is bfloat16 else np.finfo(type.np)
         self.bits, self.eps, self.max, self.min = f.bits, _b.float(f.eps), _b.float(f.max), _b.float(f.min)
         self.tiny = self.smallest_normal = _b.float(f.tiny)
-        self.resolution = _b.float(f.resolution)
+        self.resolution = 10.0 ** -_b.int(f.precision)  # torch's: a power of ten
         self.dtype = type.to_real().name
 
 

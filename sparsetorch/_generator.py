@@ -222,6 +222,8 @@ def uniform01(rng, shape, dt):
         return rng.random(shape)
     if dt is D.float16:  # 11-bit grid: exact in float16 and never rounds up to 1.0
         return rng.integers(0, 2048, shape, dtype=np.int16).astype(np.float16) * np.float16(2**-11)
+    if dt is D.bfloat16:  # 8-bit grid: exact in bfloat16 and never rounds up to 1.0
+        return (rng.integers(0, 256, shape, dtype=np.int16) * np.float32(2**-8)).astype(dt.np)
     real = dt.to_real()
     return (uniform01(rng, shape, real) + 1j * uniform01(rng, shape, real)).astype(dt.np)
 
@@ -232,8 +234,8 @@ def normal01(rng, shape, dt):
         return rng.standard_normal(shape, dtype=np.float32)
     if dt is D.float64:
         return rng.standard_normal(shape)
-    if dt is D.float16:
-        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
+    if dt is D.float16 or dt is D.bfloat16:
+        return rng.standard_normal(shape, dtype=np.float32).astype(dt.np)
     real = dt.to_real()
     z = normal01(rng, shape, real) + 1j * normal01(rng, shape, real)
     return (z * math.sqrt(0.5)).astype(dt.np)

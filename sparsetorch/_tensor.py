@@ -268,6 +268,9 @@ class Tensor(TensorMethods):
     def half(self):
         return _ops.to(self, D.float16)
 
+    def bfloat16(self):
+        return _ops.to(self, D.bfloat16)
+
     def int(self):
         return _ops.to(self, D.int32)
 

@@ -29,6 +29,7 @@ TORCH_NAMES = {
     "float32": "Float",
     "float64": "Double",
     "float16": "Half",
+    "bfloat16": "BFloat16",
     "int64": "Long",
     "int32": "Int",
     "int16": "Short",

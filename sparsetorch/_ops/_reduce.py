@@ -21,6 +21,7 @@ _grad_enabled = GRAD_ENABLED.get
 TORCH_NAME = {  # torch's ScalarType names, used in messages ("Got: Long")
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
     "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+    "bfloat16": "BFloat16",
     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
@@ -136,7 +137,7 @@ def expand_reduced(grad, shape, axes, keepdim):
 # ---- the sum op (shared by formulas) ----
 
 def _sum_kernel(be, x, axes, keepdim, shape):
-    if x.dtype == be.xp.float16:  # accumulate in float32 as torch does: no overflow midway
+    if x.dtype in D.REDUCED_NP:  # accumulate in float32 as torch does: no overflow midway
         return be.xp.asarray(x.sum(axes, be.xp.float32, None, keepdim).astype(x.dtype))
     return be.xp.asarray(x.sum(axes, None, None, keepdim))
 

@@ -170,6 +170,7 @@ _TYPE_NAMES = {
     "float32": "FloatTensor",
     "float64": "DoubleTensor",
     "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
     "int64": "LongTensor",
     "int32": "IntTensor",
     "int16": "ShortTensor",
@@ -242,6 +243,8 @@ def to_numpy(input, force=False):
                 f"can't convert {input.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
             )
+    if input.dtype is D.bfloat16 and input.layout is strided:  # NumPy has no bfloat16 of its own
+        raise TypeError("Got unsupported ScalarType BFloat16")
     return _host(input)
 
 

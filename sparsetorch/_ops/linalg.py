@@ -9,6 +9,7 @@ and kron in ``matrix.py``; both are re-exported here, so ``__all__`` is the whol
 """
 
 from .._backend import CPU, get_backend
+from .._dtype import bfloat16
 from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, composite, defop, record, wrap
 from .._layout import sparse_coo, sparse_csr, strided
@@ -31,8 +32,9 @@ __all__ = [
     "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "tril_", "triu_", "cross", "kron",
 ]
 
+_BF16_NP = bfloat16.np
 CPP_NAME = {  # torch's C++ type names, used in the mm dtype message ("float != double")
-    "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
     "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
     "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
@@ -95,6 +97,9 @@ def _sparse(name):
 # ---- matrix products ----
 
 def _matmul_kernel(be, a, b):
+    if a.dtype == _BF16_NP:  # products and sums in float32, one rounding at the end (as torch)
+        f32 = be.xp.float32
+        return be.xp.asarray(be.xp.matmul(a.astype(f32), b.astype(f32))).astype(a.dtype)
     return be.xp.asarray(be.xp.matmul(a, b))
 
 

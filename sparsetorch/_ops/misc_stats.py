@@ -307,7 +307,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def _tname(dt):
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float16": "Half"}.get(dt.name, dt.name)
+            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

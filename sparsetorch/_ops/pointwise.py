@@ -23,6 +23,7 @@ S = (strided,)
 SS = (strided, strided)
 _grad_enabled = GRAD_ENABLED.get
 _SCALAR_TYPES = _dispatch.SCALAR_TYPES
+_BF16 = D.bfloat16
 _new = object.__new__
 
 # dtype rules
@@ -342,7 +343,8 @@ def make_binary(op, rule, doc, ufunc_name=None):
                     b = other._data
                     other_rg = other._rg
                 else:  # a Python number never changes a floating dtype (torch's wrapped numbers)
-                    ok = oc is float or oc is int
+                    # (bfloat16 with a Python number: NumPy answers float32; the slow path casts)
+                    ok = (oc is float or oc is int) and dt is not _BF16
                     b = other
                     other_rg = False
                 if ok:
@@ -392,11 +394,19 @@ def _binary_slow(op, rule, input, other, out):
     if rule is BITWISE and (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name}(): only integer and bool tensors are supported, got {dt.name}")
     out_dt = D.bool if rule is COMPARE or rule is LOGICAL else dt
+    if dt is _BF16 and (name == "add" or name == "sub"):  # torch rounds a number to bfloat16 first
+        input, other = _bf16_number(input), _bf16_number(other)
     if rule is LOGICAL:
         r = call(op, (input, other), (), D.bool, None)
     else:
         r = call(op, (_scalar_as(input, dt), _scalar_as(other, dt)), (), out_dt, dt)
     return with_out(r, out, name) if out is not None else r
+
+
+def _bf16_number(x):
+    if isinstance(x, Tensor) or isinstance(x, complex):
+        return x
+    return float(_BF16.np.type(D.float32.np.type(x)))
 
 
 def _scalar_as(x, dt):

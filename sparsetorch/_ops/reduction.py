@@ -46,7 +46,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64."""
     if dim is None and dtype is None and out is None and input.__class__ is Tensor:
         dt = input.dtype
-        if dt.is_floating_point and input.layout is strided and dt is not D.float16:  # hot path
+        if dt.is_floating_point and input.layout is strided and dt.itemsize != 2:  # hot path (not float16/bfloat16)
             dev = input.device
             be = CPU if dev is CPU_DEVICE else get_backend(dev)
             data = input._data
@@ -82,7 +82,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _mean_kernel(be, x, axes, keepdim, shape):
     n = reduced_count(x.shape, axes)
-    acc = be.xp.float32 if x.dtype == be.xp.float16 else None  # float16: float32 accumulator, as torch
+    acc = be.xp.float32 if x.dtype in D.REDUCED_NP else None  # float32 accumulator, as torch
     s = be.xp.asarray(x.sum(axes, acc, None, keepdim))
     if n == 0:
         return be.xp.full(s.shape, float("nan"), x.dtype)

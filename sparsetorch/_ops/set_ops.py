@@ -150,7 +150,7 @@ def bincount(input, weights=None, minlength=0):
 
 def _tname(dt):
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
+            "float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool", "bfloat16": "BFloat16",
             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(dt.name, dt.name)
 
 

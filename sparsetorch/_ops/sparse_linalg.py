@@ -439,7 +439,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 
 
 def _tname(t):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
                 t.dtype.name, t.dtype.name)
 

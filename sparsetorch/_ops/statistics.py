@@ -374,6 +374,8 @@ def _softmax_kernel(be, x, dim, log):
     if x.size == 0:
         return x.copy()
     shape = x.shape
+    if x.dtype == D.bfloat16.np:  # computed in float32, rounded once (as torch)
+        return _softmax_kernel(be, x.astype(xp.float32), dim, log).astype(x.dtype)
     if x.ndim == 0:
         x = x.reshape(1)
     m = xp.amax(x, dim, keepdims=True)
