@@ -2,7 +2,7 @@
 
     python benchmarks/bench_gpu.py                 # full sizes, 9 samples after 2 warm-ups
     python benchmarks/bench_gpu.py --quick         # full sizes, 3 samples
-    python benchmarks/bench_gpu.py --only mm       # one section: mm, bag, coalesce
+    python benchmarks/bench_gpu.py --only mm       # one section: mm, bag, coalesce, add
     SPARSETORCH_FAKE_CUDA=1 python benchmarks/bench_gpu.py --tiny   # smoke test without a GPU
 
 Sections (float32):
@@ -10,7 +10,9 @@ Sections (float32):
   alone, and forward + backward (gradients of A, masked to its pattern, and of X);
 - ``EmbeddingBag``: a 10M x 128 table, 65,536 bags x 32 ids, mode sum, ``sparse=True``:
   forward + backward + ``SparseAdam`` step;
-- ``coalesce`` of 20M COO entries (2-D, many duplicates).
+- ``EmbeddingBag`` forward + backward alone, and the ``SparseAdam`` step alone;
+- ``coalesce`` of 20M COO entries (2-D, many duplicates);
+- sparse + sparse, COO and CSR (2M x 2M, 8 stored per row each, a quarter shared).
 
 Each row gives the median time, the ratio to torch CUDA (target <= 1.2x) and the bandwidth
 floor: the bytes the operation must move at least (every input read once, every output written
@@ -177,7 +179,21 @@ def bag_section(args, z, bw):
         opt.step()
         w.grad = None
 
+    def fb_st():
+        F.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
+        w.grad = None
+
+    F.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
+    g_st = w.grad
+    w.grad = None
+
+    def step_st():
+        w.grad = g_st
+        opt.step()
+
     variants["fwd+bwd+SparseAdam sparsetorch"] = _timed(it_st)
+    variants["fwd+bwd sparsetorch"] = _timed(fb_st)
+    variants["SparseAdam step sparsetorch"] = _timed(step_st)
     if TORCH_CUDA:
         tw = torch.nn.Parameter(torch.from_numpy(w0).cuda())
         tids, toffs = torch.from_numpy(ids0).cuda(), torch.from_numpy(offs0).cuda()
@@ -188,15 +204,34 @@ def bag_section(args, z, bw):
             topt.step()
             tw.grad = None
 
+        def fb_t():
+            TF.embedding_bag(tids, tw, toffs, mode="sum", sparse=True).sum().backward()
+            tw.grad = None
+
+        TF.embedding_bag(tids, tw, toffs, mode="sum", sparse=True).sum().backward()
+        g_t = tw.grad
+        tw.grad = None
+
+        def step_t():
+            tw.grad = g_t
+            topt.step()
+
         variants["fwd+bwd+SparseAdam torch"] = _timed(it_t)
-        baseline["fwd+bwd+SparseAdam sparsetorch"] = "fwd+bwd+SparseAdam torch"
+        variants["fwd+bwd torch"] = _timed(fb_t)
+        variants["SparseAdam step torch"] = _timed(step_t)
+        for row in ("fwd+bwd+SparseAdam", "fwd+bwd", "SparseAdam step"):
+            baseline[f"{row} sparsetorch"] = f"{row} torch"
     # forward gathers every id's row once, writes the bags; backward writes one gradient row per
     # id; the step reads/writes param, exp_avg, exp_avg_sq for each distinct row
     n = bags * per
     floor = n * dim * 4 + bags * dim * 4 + n * dim * 4 + n * 8 + 6 * uniq * dim * 4
+    fb_floor = n * dim * 4 + bags * dim * 4 + n * dim * 4 + n * 8
+    step_floor = n * dim * 4 + n * 8 + 6 * uniq * dim * 4  # read the (uncoalesced) grad, update
     rows_ = _harness.compare(variants, 1, args.samples, args.warmup)
     _report(f"EmbeddingBag {num:,} x {dim}, {bags:,} bags x {per} ids ({uniq:,} distinct) "
-            "+ SparseAdam", rows_, {"fwd+bwd+SparseAdam sparsetorch": floor}, bw, baseline)
+            "+ SparseAdam", rows_, {"fwd+bwd+SparseAdam sparsetorch": floor,
+                                    "fwd+bwd sparsetorch": fb_floor,
+                                    "SparseAdam step sparsetorch": step_floor}, bw, baseline)
 
 
 def coalesce_section(args, z, bw):
@@ -226,6 +261,46 @@ def coalesce_section(args, z, bw):
             {"coalesce sparsetorch": floor}, bw, baseline)
 
 
+def add_section(args, z, bw):
+    """sparse + sparse: two 2-D patterns of the same shape (about a quarter of the entries
+    shared), COO (coalesced inputs) and CSR; the result as each library returns it."""
+    m, per = z["m"], max(z["nnz_row"] // 2, 1)
+    rng = np.random.default_rng(3)
+    variants, baseline, floors = {}, {}, {}
+
+    def pattern(seed_cols):
+        cols = np.sort(seed_cols, axis=1)
+        keep = np.ones_like(cols, bool)
+        keep[:, 1:] = cols[:, 1:] != cols[:, :-1]
+        rows = np.repeat(np.arange(m), per).reshape(m, per)[keep]
+        return np.stack([rows, cols[keep]])
+
+    base = rng.integers(0, m, (m, per))
+    other = np.where(rng.random((m, per)) < 0.25, base, rng.integers(0, m, (m, per)))
+    pats = [pattern(base), pattern(other)]
+    vals = [rng.standard_normal(p.shape[1]).astype(np.float32) for p in pats]
+    nnz = sum(p.shape[1] for p in pats)
+    sts = [st.sparse_coo_tensor(st.from_numpy(p), st.from_numpy(v), (m, m), is_coalesced=True)
+           .cuda() for p, v in zip(pats, vals)]
+    for kind in ("coo", "csr"):
+        a, b = sts if kind == "coo" else [t.to_sparse_csr() for t in sts]
+        variants[f"{kind} add sparsetorch"] = _timed(lambda a=a, b=b: a + b)
+        per_entry = 20 if kind == "coo" else 12  # indices + value bytes per entry
+        floors[f"{kind} add sparsetorch"] = 2 * nnz * per_entry  # read both, write (at most) both
+        if TORCH_CUDA:
+            ts = [torch.sparse_coo_tensor(torch.from_numpy(p), torch.from_numpy(v), (m, m),
+                                          is_coalesced=True).cuda() for p, v in zip(pats, vals)]
+            ta, tb = ts if kind == "coo" else [t.to_sparse_csr() for t in ts]
+            if kind == "coo":  # torch concatenates COO operands: coalesce to compare like with like
+                variants[f"{kind} add torch"] = _timed(lambda: (ta + tb).coalesce())
+            else:
+                variants[f"{kind} add torch"] = _timed(lambda: ta + tb)
+            baseline[f"{kind} add sparsetorch"] = f"{kind} add torch"
+    rows_ = _harness.compare(variants, 1, args.samples, args.warmup)
+    _report(f"sparse + sparse: {m:,} x {m:,}, {nnz:,} stored in all (ours returns a coalesced sum; "
+            "torch's COO sum is coalesced in its row)", rows_, floors, bw, baseline)
+
+
 # ---- driver ----
 
 
@@ -239,7 +314,7 @@ def measured_copy_bandwidth(nbytes):
 def main(argv=None):
     p = _harness.parser(__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="tiny sizes (a smoke test of the code)")
-    p.add_argument("--only", choices=("mm", "bag", "coalesce"), help="run one section")
+    p.add_argument("--only", choices=("mm", "bag", "coalesce", "add"), help="run one section")
     p.add_argument("--bandwidth", type=float, help="memory bandwidth in TB/s for the floor")
     args = p.parse_args(argv)
     if not st.cuda.is_available():
@@ -270,7 +345,8 @@ def main(argv=None):
         print(f"floors use {bw / 1e12:.2f} TB/s")
     if not TORCH_CUDA:
         print("torch CUDA not available: the torch rows are left out")
-    sections = {"mm": mm_section, "bag": bag_section, "coalesce": coalesce_section}
+    sections = {"mm": mm_section, "bag": bag_section, "coalesce": coalesce_section,
+                "add": add_section}
     for key, fn in sections.items():
         if args.only in (None, key):
             fn(args, z, bw)
