@@ -120,6 +120,7 @@ def csr_t_form(be, p):
         else:
             # CSR -> CSC of the positions is a counting sort by column (O(nnz + n), stable);
             # cupyx takes float values only: positions travel as float64 there (exact < 2**53)
+            check_int32_limits(be, nnz, (m, n), "transposing a sparse pattern")
             pos = xp.arange(nnz, dtype=xp.int64 if be.name == "cpu" else xp.float64)
             t = be.sp.csr_matrix((pos, col, crow), shape=(m, n)).tocsc()
             tpos = t.data.astype(xp.int64, copy=False)
@@ -214,6 +215,19 @@ def spmm(be, p, x, transpose=False):
     return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
 
 
+_INT32_MAX = (1 << 31) - 1
+
+
+def check_int32_limits(be, nnz, shape, what):
+    """cupyx.scipy.sparse keeps int32 indices (cuSPARSE's 32-bit API): on a GPU, refuse clearly
+    what would overflow them instead of letting the cast wrap around into a wrong answer."""
+    if be.name != "cpu" and (nnz > _INT32_MAX or max(shape, default=0) > _INT32_MAX):
+        raise RuntimeError(
+            f"{what} on CUDA: a {' x '.join(map(str, shape))} matrix with {nnz} stored entries "
+            "exceeds cupyx.scipy.sparse's int32 indices (at most 2**31 - 1 stored entries, rows "
+            "and columns); split the operand into row blocks, or run this op on the CPU")
+
+
 def _int32_pattern(p, transpose, crow, col):
     """``crow``/``col`` as int32 (cached with the pattern), as cupyx.scipy.sparse holds them."""
     c = _cache(p)
@@ -228,7 +242,10 @@ def _int32_pattern(p, transpose, crow, col):
 
 def _scipy_spmm(be, crow, col, v, shape, x):
     sp = be.sp
-    if be.name != "cpu" or v.shape[0] * x.shape[1] < _PAR_WORK * 8:
+    if be.name != "cpu":
+        check_int32_limits(be, v.shape[0], shape, "sparse @ dense")
+        return sp.csr_matrix((v, col, crow), shape=shape) @ x
+    if v.shape[0] * x.shape[1] < _PAR_WORK * 8:
         return sp.csr_matrix((v, col, crow), shape=shape) @ x
     # SciPy's CSR @ dense releases the GIL: row blocks on a thread pool (sub-CSR views)
     xp = be.xp

@@ -127,3 +127,17 @@ def test_indices_past_int32(op, device):
         assert_close(gl.values(), wl.values())
     else:
         assert_close(gl, wl)
+
+
+def test_cupyx_int32_limit_is_a_clear_error(device):
+    """Past 2**31 - 1 entries, rows or columns, a cupyx matrix would wrap its int32 indices: the
+    guard refuses before one is built (exercised directly: such operands need ~40 GB)."""
+    from sparsetorch._backend import get_backend
+    from sparsetorch.sparse._spmm import check_int32_limits
+
+    be = get_backend(st.device(device))
+    check_int32_limits(be, 2**31 - 1, (2**31 - 1, 5), "ok")  # the largest that fits
+    for nnz, shape in ((2**31, (10, 10)), (5, (2**31, 3)), (5, (3, 2**33))):
+        with pytest.raises(RuntimeError, match=r"int32 indices \(at most 2\*\*31 - 1"):
+            check_int32_limits(be, nnz, shape, "sparse @ dense")
+    check_int32_limits(get_backend(st.device("cpu")), 2**40, (2**40, 2**40), "cpu has no limit")

@@ -34,6 +34,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...sparse import _convert as C
 from ...sparse import _threads
+from ...sparse._spmm import check_int32_limits
 from ...sparse._payload import COO
 from .._kernels import embedding as K
 
@@ -204,6 +205,7 @@ def _bag_sum_numpy(be, w, psw, ctx):
         data[ctx.ids == ctx.pad] = 0
     B = ctx.bounds.size - 1
     lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
+    check_int32_limits(be, hi - lo, (B, w.shape[0]), "EmbeddingBag")
     a = be.sp.csr_matrix((data[lo:hi], ctx.ids[lo:hi], ctx.bounds - lo), shape=(B, w.shape[0]))
     out = xp.asarray(a @ w, dtype=w.dtype)
     if ctx.scale is not None:
@@ -293,6 +295,7 @@ def _bag_grad_numpy(be, g, ctx):
     if ctx.pad >= 0:
         c[ids == ctx.pad] = 0
     uniq, inv = xp.unique(ids, return_inverse=True)
+    check_int32_limits(be, ids.size, (B, uniq.size), "EmbeddingBag backward")
     a = be.sp.csr_matrix((c, (bag, inv)), shape=(B, uniq.size))
     return uniq.astype(xp.int64), xp.asarray(a.T @ g, dtype=g.dtype)
 
