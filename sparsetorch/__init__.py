@@ -38,3 +38,4 @@ from .linalg._aliases import (  # noqa: F401,E402
     cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet, svd,
 )
 from . import special  # noqa: F401,E402 - torch.special
+from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares tensors sent to processes)

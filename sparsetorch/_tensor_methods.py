@@ -17,6 +17,13 @@ class TensorMethods:
     def is_pinned(self, device=None):
         return _ops._is_pinned(self, device)
 
+    # ---- shared memory (sparsetorch/_ops/sharing.py) ----
+    def share_memory_(self):
+        return _ops.share_memory_(self)
+
+    def is_shared(self):
+        return _ops.is_shared(self)
+
     # ---- sparse layouts ----
     def to_dense(self, dtype=None, *, masked_grad=True):
         return _ops.to_dense(self, dtype, masked_grad=masked_grad)

@@ -474,7 +474,8 @@ class Module(_StateDictMixin):
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def share_memory(self):
-        return self
+        """Move parameters, their gradients and buffers into shared memory (``share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- state_dict ----
     # ---- repr ----

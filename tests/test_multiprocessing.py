@@ -1,0 +1,170 @@
+"""torch.multiprocessing and Tensor.share_memory_(): real child processes (fork and spawn) see
+the parent's shared tensors and write back into them; spawn reports child failures as torch."""
+
+import multiprocessing as std_mp
+import sys
+from multiprocessing.reduction import ForkingPickler
+
+import numpy as np
+import pytest
+
+import sparsetorch as st
+import sparsetorch.multiprocessing as mp
+
+from . import _mp_workers as W
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start method")
+TIMEOUT = 60
+
+
+def _run(ctx, target, *args):
+    p = ctx.Process(target=target, args=args)
+    p.start()
+    p.join(TIMEOUT)
+    assert p.exitcode == 0, f"child exit code {p.exitcode}"
+
+
+# ---- share_memory_ / is_shared in one process ----
+
+def test_share_memory_moves_payload_in_place():
+    x = st.arange(6.0).reshape(2, 3).requires_grad_()
+    assert not x.is_shared()
+    assert x.share_memory_() is x
+    assert x.is_shared() and x.requires_grad and x.dtype is st.float32
+    np.testing.assert_array_equal(x.detach().numpy(), np.arange(6.0).reshape(2, 3))
+    x.detach().add_(1)  # still an ordinary, writable tensor
+    assert float(x.sum()) == 21.0
+    assert x.share_memory_() is x  # no-op the second time
+
+
+def test_sparse_tensors_share_their_arrays():
+    coo = st.eye(3).to_sparse()
+    csr = st.eye(3).to_sparse_csr()
+    for s in (coo, csr):
+        s.share_memory_()
+        assert s.is_shared()
+        np.testing.assert_array_equal(s.to_dense().numpy(), np.eye(3, dtype=np.float32))
+
+
+def test_module_share_memory_shares_parameters_and_grads():
+    m = st.nn.Linear(3, 2)
+    m(st.ones(1, 3)).sum().backward()
+    w = m.weight
+    assert m.share_memory() is m
+    assert m.weight is w
+    assert all(p.is_shared() and p.grad.is_shared() for p in m.parameters())
+
+
+def test_non_leaf_requiring_grad_is_refused_by_the_pickler():
+    y = st.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
+        ForkingPickler.dumps(y)
+
+
+def test_sharing_strategies_as_torch():
+    torch = pytest.importorskip("torch")
+    assert mp.get_all_sharing_strategies() == torch.multiprocessing.get_all_sharing_strategies()
+    assert mp.get_sharing_strategy() == torch.multiprocessing.get_sharing_strategy()
+    with pytest.raises(AssertionError, match="invalid sharing strategy"):
+        mp.set_sharing_strategy("bogus")
+    public = set(torch.multiprocessing.__all__) | {"spawn", "start_processes", "ProcessContext",
+                                                   "ProcessRaisedException"}
+    assert not [n for n in public if not hasattr(mp, n)]
+
+
+# ---- across processes ----
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_child_writes_are_seen_by_parent(method):
+    t = st.zeros(4).share_memory_()
+    _run(std_mp.get_context(method), W.fill, t, 3.0)
+    assert t.tolist() == [3.0] * 4
+
+
+@pytest.mark.parametrize("strategy", sorted(mp.get_all_sharing_strategies()))
+def test_queue_moves_tensor_to_shared_memory(strategy):
+    old = mp.get_sharing_strategy()
+    mp.set_sharing_strategy(strategy)
+    try:
+        ctx = mp.get_context("fork")
+        q, done = ctx.Queue(), ctx.Queue()
+        t = st.zeros(3)
+        p = ctx.Process(target=W.fill_from_queue, args=(q, done))
+        p.start()
+        q.put(t)
+        assert done.get(timeout=TIMEOUT) is True  # the child's copy is shared
+        p.join(TIMEOUT)
+    finally:
+        mp.set_sharing_strategy(old)
+    assert t.is_shared()  # putting it on the queue moved the sender's tensor, as torch
+    assert t.tolist() == [7.0, 7.0, 7.0]
+
+
+def test_sparse_tensor_through_queue_shares_values():
+    ctx = mp.get_context("fork")
+    q, done = ctx.Queue(), ctx.Queue()
+    s = st.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)).coalesce()
+    p = ctx.Process(target=W.scale_sparse_values, args=(q, done))
+    p.start()
+    q.put(s)
+    assert done.get(timeout=TIMEOUT) is True
+    p.join(TIMEOUT)
+    assert s.to_dense().tolist() == [[0.0, 10.0], [20.0, 0.0]]
+
+
+def test_tensor_created_in_child_arrives_shared():
+    ctx = mp.get_context("fork")
+    q, ack = ctx.Queue(), ctx.Queue()
+    p = ctx.Process(target=W.send_new_tensor, args=(q, ack))
+    p.start()
+    t = q.get(timeout=TIMEOUT)
+    ack.put(True)
+    p.join(TIMEOUT)
+    assert t.is_shared() and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_pool_map_with_tensors():
+    with mp.get_context("fork").Pool(2) as pool:
+        out = pool.map(W.double, [st.ones(2), st.full((2,), 3.0)])
+    assert [o.tolist() for o in out] == [[2.0, 2.0], [6.0, 6.0]]
+
+
+# ---- spawn ----
+
+def test_spawn_writes_into_shared_tensor():
+    t = st.zeros(2).share_memory_()
+    assert mp.spawn(W.write_index, args=(t,), nprocs=2) is None
+    assert t.tolist() == [1.0, 2.0]
+
+
+def test_hogwild_sees_both_processes_updates():
+    st.manual_seed(0)
+    model = st.nn.Linear(2, 1, bias=False)
+    with st.no_grad():
+        model.weight.zero_()
+    model.share_memory()
+    mp.spawn(W.hogwild, args=(model, 40), nprocs=2)
+    w = model.weight.detach().numpy()[0]
+    np.testing.assert_allclose(w, [1.0, 2.0], atol=1e-3)
+
+
+def test_spawn_forwards_child_exception():
+    with pytest.raises(mp.ProcessRaisedException, match="ValueError: bad thing in process 0") as e:
+        mp.start_processes(W.raise_value_error, nprocs=1, start_method="fork")
+    assert e.value.error_index == 0 and "terminated with the following error" in str(e.value)
+
+
+def test_spawn_reports_exit_code_and_join_false():
+    ctx = mp.start_processes(W.exit_with, args=(3,), nprocs=1, join=False, start_method="fork")
+    assert isinstance(ctx, mp.ProcessContext) and len(ctx.pids()) == 1
+    with pytest.raises(mp.ProcessExitedException, match="process 0 terminated with exit code 3") as e:
+        while not ctx.join(TIMEOUT):
+            pass
+    assert e.value.exit_code == 3
+
+
+def test_spawn_other_start_method_warns_as_torch():
+    t = st.zeros(2).share_memory_()
+    with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
+        mp.spawn(W.write_index, args=(t,), nprocs=1, start_method="fork")
+    assert t.tolist() == [1.0, 0.0]
