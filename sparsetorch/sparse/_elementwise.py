@@ -10,9 +10,14 @@ Semantics (DESIGN.md section 4; each result equals the dense answer, except wher
 - sparse * dense, dense * sparse: full broadcasting; the result is sparse with the sparse
   operand's pattern, broadcast where the sparse operand is (e.g. COO ``(3, 1) * dense (3, 4)``
   stores every column of each stored row). torch gets this wrong (#116633, #158861).
-- sparse / dense, sparse / scalar: computed at the stored entries only. An implicit zero divided
-  by a zero of the divisor stays 0 (the dense answer is nan): as in torch, implicit entries are
-  not computed. dense / sparse and sparse / sparse divide by the implicit zeros and raise.
+- sparse * scalar, sparse / scalar (a Python number or a one-element tensor): where the scalar
+  makes an implicit zero nonzero (``x * nan``, ``x * inf``, ``x * -inf``, ``x / 0``, ``x / nan``,
+  integer ``x / 0``) the dense answer has NaN at every implicit entry, so it raises with the
+  ``.to_dense()`` hint (torch returns a sparse tensor that disagrees with the dense computation).
+  A tensor whose every entry is stored (coalesced) is computed as usual.
+- sparse / dense: computed at the stored entries only. An implicit zero divided by a zero of a
+  many-element divisor stays 0 (the dense answer is nan): as in torch, implicit entries are not
+  computed. dense / sparse and sparse / sparse divide by the implicit zeros and raise.
 - Mixed COO and CSR operands go through COO (the result is COO).
 - Type promotion is the dense rule; CSR operands give CSR results where the result is 2-D/3-D.
 
@@ -251,8 +256,53 @@ def _dense_at(d, s):
     return call(_gather_op, (d, s), (lead, k, tuple(d.shape)))
 
 
+def _fully_stored(x):
+    """True if no entry of sparse ``x`` is implicit (every position stored once)."""
+    p = x._data
+    if x.layout is O:
+        if not p.coalesced:
+            return False
+        return p.nnz == _prod(p.shape[:p.sparse_dim])
+    return p.nnz == _prod(p.shape)
+
+
+def _check_scalar(x, c, name, swap=False):
+    """Refuse ``x * c`` / ``x / c`` when ``c`` makes an implicit zero nonzero (0 * nan, 0 * inf,
+    0 / 0, 0 / nan are NaN) and ``x`` has implicit entries: the sparse result would disagree with
+    the dense one."""
+    if isinstance(c, bool):
+        c = int(c)
+    try:
+        z = complex(c)
+    except (TypeError, ValueError):
+        return
+    nan = z != z
+    inf = z.real in (float("inf"), float("-inf")) or z.imag in (float("inf"), float("-inf"))
+    bad = nan or (z == 0 if name == "div" else inf)
+    if not bad or _fully_stored(x):
+        return
+    if name == "div":
+        why, ex = f"x / {c} is nan at every implicit zero of x (0 / {c})", f"x.to_dense() / {c}"
+    elif swap:
+        why, ex = f"{c} * x is nan at every implicit zero of x ({c} * 0)", f"{c} * x.to_dense()"
+    else:
+        why, ex = f"x * {c} is nan at every implicit zero of x (0 * {c})", f"x.to_dense() * {c}"
+    raise dense_result_error(name, why, ex)
+
+
+def _scalar_of(d):
+    """The Python value of a one-element dense tensor (else None)."""
+    if d._data.size != 1:
+        return None
+    return d._data.reshape(()).item()
+
+
 def _with_dense(s, d, fn, name, swap=False):
     """``fn(s, d)`` (or ``fn(d, s)``) at the stored entries of sparse ``s`` broadcast with ``d``."""
+    if name in ("mul", "div") and d.dtype.is_floating_point | d.dtype.is_complex | (name == "div"):
+        c = _scalar_of(d)
+        if c is not None:
+            _check_scalar(s, c, name, swap)
     shape = _broadcast_shape(s.shape, d.shape, name)
     was_csr = s.layout is R
     if tuple(s.shape) != shape:
@@ -267,16 +317,25 @@ def _with_dense(s, d, fn, name, swap=False):
 
 # ---- kernel-table entries ----
 
-def _by_scalar(fn):
-    return composite(lambda x, c: map_values(lambda v: fn(v, c), x, (), True))
+def _by_scalar(fn, name):
+    def entry(x, c):
+        _check_scalar(x, c, name)
+        return map_values(lambda v: fn(v, c), x, (), True)
+
+    return composite(entry)
+
+
+def _scalar_times(c, x):
+    _check_scalar(x, c, "mul", True)
+    return map_values(lambda v: _pw.mul(c, v), x, (), True)
 
 
 def mul_kernels():
     ss = composite(_mul_sparse_sparse)
     sd = composite(lambda s, d: _with_dense(s, d, _pw.mul, "mul"))
     ds = composite(lambda d, s: _with_dense(s, d, _pw.mul, "mul", True))
-    sc = _by_scalar(lambda v, c: _pw.mul(v, c))
-    cs = composite(lambda c, x: map_values(lambda v: _pw.mul(c, v), x, (), True))
+    sc = _by_scalar(lambda v, c: _pw.mul(v, c), "mul")
+    cs = composite(_scalar_times)
     return {(O, O): ss, (R, R): ss, (O, R): ss, (R, O): ss, (O, S): sd, (R, S): sd, (S, O): ds,
             (S, R): ds, (O, SCALAR): sc, (R, SCALAR): sc, (SCALAR, O): cs, (SCALAR, R): cs}
 
@@ -289,7 +348,7 @@ def _div_by_sparse(*args):
 
 def div_kernels():
     sd = composite(lambda s, d: _with_dense(s, d, _pw._div, "div"))
-    sc = _by_scalar(lambda v, c: _pw._div(v, c))
+    sc = _by_scalar(lambda v, c: _pw._div(v, c), "div")
     bad = composite(_div_by_sparse)
     return {(O, S): sd, (R, S): sd, (O, SCALAR): sc, (R, SCALAR): sc,
             (O, O): bad, (R, R): bad, (O, R): bad, (R, O): bad, (S, O): bad, (S, R): bad,

@@ -107,3 +107,48 @@ def test_embedding_bag_max_module_2d_input_nan_not_first():
     out = eb(torch.tensor([[0, 1, 2], [2, 0, 0], [2, 2, 1]]))
     got = out.detach().numpy()[:, 0]
     assert np.isnan(got[0]) and got[1] == 2.0 and np.isnan(got[2])
+
+
+# ---- scalars that make an implicit zero nonzero: refuse with the .to_dense() hint ----
+
+_S = [[0.0, 2.0, 0.0], [-1.0, 0.0, 0.0]]
+_BAD = [
+    ("x / 0", lambda x: x / 0), ("x / 0.0", lambda x: x / 0.0), ("x * nan", lambda x: x * NAN),
+    ("x * inf", lambda x: x * INF), ("x * -inf", lambda x: x * -INF), ("x / nan", lambda x: x / NAN),
+    ("nan * x", lambda x: NAN * x), ("div(0)", lambda x: x.div(0)), ("mul(inf)", lambda x: x.mul(INF)),
+    ("div_(0)", lambda x: x.clone().div_(0)), ("mul_(nan)", lambda x: x.clone().mul_(NAN)),
+    ("x / tensor(0.)", lambda x: x / torch.tensor(0.0)),
+    ("x * tensor([nan])", lambda x: x * torch.tensor([NAN])),
+    ("true_divide(0)", lambda x: x.true_divide(0)),
+]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "int"])
+@pytest.mark.parametrize("name,fn", _BAD, ids=[b[0] for b in _BAD])
+def test_non_zero_preserving_scalar_refuses(layout, name, fn):
+    x = torch.tensor(_S).to_sparse()
+    if layout == "csr":
+        x = x.to_sparse_csr()
+    if layout == "int":
+        if "nan" in name or "inf" in name:
+            return  # an integer tensor times a float special is covered by the float rows
+        x = torch.tensor(_S, dtype=torch.int64).to_sparse()
+    with np.errstate(all="ignore"):
+        dense = fn(x.to_dense())  # the dense computation: NaN at the implicit zeros
+    assert bool(dense.isnan().any())
+    with pytest.raises(NotImplementedError, match=r"to_dense\(\)"):
+        fn(x)
+
+
+@pytest.mark.parametrize("c", [2.0, -0.5, INF, -INF])
+def test_zero_preserving_division_matches_dense(c):
+    x = torch.tensor(_S).to_sparse()
+    got = (x / c).to_dense()
+    assert torch.equal(got, torch.tensor(_S) / c)
+
+
+def test_fully_stored_sparse_times_inf_is_exact():
+    x = torch.tensor([[1.0, 2.0], [3.0, -4.0]]).to_sparse()
+    got = (x * INF).to_dense()
+    assert torch.equal(got, torch.tensor([[1.0, 2.0], [3.0, -4.0]]) * INF)
+    assert torch.equal((x / 0).to_dense(), torch.tensor([[INF, INF], [INF, -INF]]))
