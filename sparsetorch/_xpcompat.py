@@ -12,7 +12,10 @@ kernels hit are filled here ONCE, so the kernels need no per-backend branches:
   propagate NaN as NumPy does);
 - ``concatenate``/``stack`` of Python lists or scalars mixed with arrays (CuPy joins arrays
   only);
-- functions missing from older CuPy (``union1d``...) are derived from ones it has.
+- functions missing from older CuPy (``union1d``...) are derived from ones it has;
+- under ``torch.use_deterministic_algorithms(True)`` (or ``backends.cudnn.deterministic``),
+  floating ``add.at`` / ``subtract.at`` take the sorted path too: CuPy's atomic scatter-add
+  sums in thread-timing order, the sorted segment sum in one fixed order.
 
 The replacements are device-side array code (sorts, gathers, log-depth scans), never a copy to
 the host. On the CPU, ``be.xp`` is NumPy itself: none of this is on the CPU's path.
@@ -22,6 +25,8 @@ decisions as for CuPy, so CPU-only tests run these replacements exactly where a 
 """
 
 import types
+
+from . import _flags
 
 __all__ = ["compat_namespace", "compat_sparse"]
 
@@ -163,7 +168,10 @@ class _Ufunc:
         return r
 
     def at(self, a, indices, b=None):
-        if a.dtype.char in _NATIVE_AT.get(self.name, ()):
+        if a.dtype.char in _NATIVE_AT.get(self.name, ()) and not (
+                a.dtype.kind in "fc" and _flags.deterministic()):
+            # CuPy's atomics sum floats in thread-timing order; under the deterministic flags
+            # the sorted segment sum below (a stable sort, then one fixed order) runs instead
             return self.fn.at(a, indices, b)
         if b is None:
             raise NotImplementedError(f"{self.name}.at without operand b on a CUDA backend")

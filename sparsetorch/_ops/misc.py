@@ -12,6 +12,7 @@ import math
 import numbers
 
 from .. import _dtype as D
+from .. import _flags
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
@@ -96,7 +97,7 @@ def detach(input):
 
 # ---- threads and determinism ----
 
-_STATE = {"threads": None, "deterministic": False, "warn_only": False}
+_STATE = {"threads": None}
 
 
 def _numba():
@@ -130,23 +131,25 @@ def set_num_threads(int):
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """Sets whether operations must use deterministic algorithms. sparsetorch's kernels are
-    deterministic already, so the flag is only recorded (for are_deterministic_..._enabled)."""
+    """Sets whether operations must use deterministic algorithms. Every CPU kernel of
+    sparsetorch is deterministic already; on CUDA the flag replaces the atomic scatter-adds
+    (``scatter_add``, ``index_add``, ``index_put`` with accumulate, embedding and sparse
+    gradients) by a sorted segment sum with a fixed order (docs/design-notes.md)."""
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, "
                         f"not {type(mode).__name__}")
-    _STATE["deterministic"] = mode
-    _STATE["warn_only"] = bool(warn_only)
+    _flags.STATE["deterministic"] = mode
+    _flags.STATE["warn_only"] = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled():
     """Returns True if the global deterministic flag is turned on."""
-    return _STATE["deterministic"]
+    return _flags.STATE["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled():
     """Returns True if the global deterministic flag is set to warn only."""
-    return _STATE["warn_only"]
+    return _flags.STATE["warn_only"]
 
 
 # ---- splitting and arranging ----

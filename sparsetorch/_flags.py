@@ -1,0 +1,34 @@
+"""Process-wide switches that kernels read (ground floor: imports nothing from sparsetorch).
+
+- ``deterministic()``: True when ``torch.use_deterministic_algorithms(True)`` or
+  ``torch.backends.cudnn.deterministic = True`` is set. The CUDA backend then replaces the
+  atomic scatter kernels (CuPy's ``add.at``, whose float sums depend on thread timing) by a
+  sort-and-segment-sum with a fixed order (``_xpcompat``). Every CPU kernel is deterministic
+  whatever the flags (see docs/design-notes.md, "Determinism").
+- the float32 matmul precision and the backend flags that ``sparsetorch.backends`` exposes.
+"""
+
+__all__ = ["STATE", "deterministic"]
+
+# torch's defaults (torch 2.13, CPU build): see sparsetorch/backends/
+STATE = {
+    "deterministic": False,        # torch.use_deterministic_algorithms
+    "warn_only": False,
+    "cudnn_deterministic": False,  # torch.backends.cudnn.deterministic
+    "cudnn_enabled": True,
+    "cudnn_benchmark": False,
+    "cudnn_allow_tf32": True,
+    "matmul_precision": "highest",  # torch.set_float32_matmul_precision
+    "fp16_reduced": True,          # backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+    "bf16_reduced": True,
+    "fp16_accumulation": False,
+    "mkldnn_enabled": True,
+    "mkldnn_deterministic": False,
+    "mkldnn_allow_tf32": True,
+}
+
+
+def deterministic():
+    """Whether kernels must give bit-identical results from run to run."""
+    s = STATE
+    return s["deterministic"] or s["cudnn_deterministic"]
