@@ -15,6 +15,7 @@ from ._device import CPU as CPU_DEVICE
 from ._layout import layout, sparse_coo, sparse_csr, strided
 from .autograd.grad_mode import GRAD_ENABLED
 from .autograd.graph import AccumulateGrad, Node
+from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
 
 __all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
 
@@ -192,6 +193,9 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     ``compute_dtype``: cast tensor inputs to it before the kernel. ``out_dtype``: the dtype the
     result is labelled with (defaults to compute dtype, else the first tensor's dtype).
     """
+    prof = _profiler.ACTIVE  # profiling: one range around the op, then re-enter unprofiled
+    if prof is not None and prof.outer(op, inputs):
+        return prof.run_op(call, op, inputs, params, out_dtype, compute_dtype)
     if len(inputs) == 1:
         x = inputs[0]
         if x.layout is strided and op.strided is not None and (

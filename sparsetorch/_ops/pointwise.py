@@ -15,6 +15,7 @@ from .._dispatch import call, defop, record
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from ..autograd import profiler as _profiler
 from ..sparse import _elementwise as _sp
 from ..sparse._values import dense_result_error, values_kernels
 from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, with_out
@@ -334,7 +335,7 @@ def make_binary(op, rule, doc, ufunc_name=None):
     name = op.name
 
     def fn(input, other, out=None):
-        if input.__class__ is Tensor and fast:
+        if input.__class__ is Tensor and fast and _profiler.ACTIVE is None:  # profiling: via call
             dt = input.dtype
             oc = other.__class__
             if dt.is_floating_point and input.layout is strided:
@@ -811,7 +812,7 @@ def _fast_inplace(generic, ufunc_name):
     def op_(self, other, **kwargs):
         plain = not kwargs or all(v is None or (k == "alpha" and v == 1) for k, v in kwargs.items())
         if (plain and self.__class__ is Tensor and self.layout is strided
-                and self.dtype.is_floating_point):
+                and self.dtype.is_floating_point and _profiler.ACTIVE is None):
             oc = other.__class__
             if oc is Tensor:
                 ok = other.layout is strided and other.dtype is self.dtype and other.device is self.device

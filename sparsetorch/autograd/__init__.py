@@ -1,6 +1,6 @@
 """Tape-based automatic differentiation: backward, grad, grad modes, Function (torch.autograd)."""
 
-from . import function, graph  # noqa: F401
+from . import function, graph, profiler, profiler_util  # noqa: F401
 from .engine import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, Variable, once_differentiable  # noqa: F401
 from .grad_mode import (  # noqa: F401
@@ -15,5 +15,5 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 __all__ = [
     "Function", "FunctionCtx", "Variable", "backward", "grad", "gradcheck", "gradgradcheck",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    "once_differentiable", "function", "graph",
+    "once_differentiable", "function", "graph", "profiler", "profiler_util",
 ]

@@ -12,6 +12,7 @@ from .._backend import writeable
 from .._layout import strided
 from .grad_mode import GRAD_ENABLED
 from .graph import AccumulateGrad
+from . import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
 
 __all__ = ["backward", "grad", "queue_callback", "register_post_accumulate_grad_hook"]
 
@@ -242,13 +243,17 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                 for nr, g in enumerate(gl):
                     for i in cap_index.get((node, nr), ()):
                         captured[i] = g
+            prof = _profiler.ACTIVE
             if node.__class__ is AccumulateGrad:
                 if capture is None and gl[0] is not None:
-                    _accumulate(node.variable, gl[0], create_graph, handed)
+                    if prof is None:
+                        _accumulate(node.variable, gl[0], create_graph, handed)
+                    else:
+                        prof.run_node(node, _accumulate, node.variable, gl[0], create_graph, handed)
                 continue
             needed = need is None or node in need
             if needed and has_grad:
-                in_grads = _apply(node, gl)
+                in_grads = _apply(node, gl) if prof is None else prof.run_node(node, _apply, node, gl)
             else:
                 in_grads = None
             if not retain_graph and needed:
