@@ -39,3 +39,4 @@ from .linalg._aliases import (  # noqa: F401,E402
 )
 from . import special  # noqa: F401,E402 - torch.special
 from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares tensors sent to processes)
+from . import hub  # noqa: F401,E402 - torch.hub (checkpoints from URLs, local hubconf.py)
