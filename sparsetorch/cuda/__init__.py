@@ -270,3 +270,13 @@ def empty_cache():
             cupy.get_default_memory_pool().free_all_blocks()
         _peak[i][1] = 0  # the pool shrank: any later growth is new usage
     cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+# ---- streams and events (cuda/streams.py) ----
+
+from .streams import (  # noqa: E402
+    Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
+)
+
+__all__ += ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
+            "stream"]
