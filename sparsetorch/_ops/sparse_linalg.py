@@ -47,6 +47,23 @@ _grad_enabled = GRAD_ENABLED.get
 
 # ---- the product op and the SDDMM op ----
 
+def _cast(x, dt):
+    return x.astype(dt) if x.__class__ is COO or x.__class__ is CSR else x.astype(dt.np)
+
+
+def _bf16_in_f32(kernel):
+    """bfloat16 operands (SciPy, the numba loops and BLAS have none) multiply in float32 and
+    round once at the end, as torch accumulates bfloat16 products in float."""
+    bf16 = D.bfloat16.np
+
+    def k(be, a, b, ta, tb):
+        if a.dtype != bf16:
+            return kernel(be, a, b, ta, tb)
+        return _cast(kernel(be, _cast(a, D.float32), _cast(b, D.float32), ta, tb), D.bfloat16)
+
+    return k
+
+
 def _k_sparse_dense(be, a, b, ta, tb):
     return K.spmm(be, a, b.T if tb else b, ta)
 
@@ -100,6 +117,8 @@ _prod_op = defop(
 
 
 _PROD_KERNELS = _prod_op.kernels
+for _key in list(_PROD_KERNELS):
+    _PROD_KERNELS[_key] = _bf16_in_f32(_PROD_KERNELS[_key])
 
 
 def _prod(a, b, ta=False, tb=False):
@@ -117,6 +136,9 @@ def _prod(a, b, ta=False, tb=False):
 
 
 def _sddmm_kernel(be, left, right, p):
+    if left.dtype == D.bfloat16.np:  # float32 products and sums, one rounding (the numba loop
+        f32 = be.xp.float32          # and einsum have no bfloat16)
+        return K.sddmm(be, left.astype(f32), right.astype(f32), p).astype(left.dtype)
     return K.sddmm(be, left, right, p)
 
 

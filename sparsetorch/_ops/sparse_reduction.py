@@ -98,6 +98,8 @@ def _scatter_rows(xp, seg, g, fill):
 
 def _segment_sum_kernel(be, v, seg):
     xp = be.xp
+    if v.dtype in D.REDUCED_NP:  # float32 accumulator, one rounding (as torch)
+        return _segment_sum_kernel(be, v.astype(xp.float32), seg).astype(v.dtype)
     if seg.starts is not None:
         g = (xp.add.reduceat(v, seg.starts, axis=0) if seg.starts.shape[0]
              else xp.zeros((0,) + v.shape[1:], dtype=v.dtype))
@@ -122,7 +124,7 @@ def segment_sum(v, seg):
 
 
 def _lowest(xp, dt, is_max):
-    if dt.kind == "f":
+    if dt.kind == "f" or dt == D.bfloat16.np:
         return -xp.inf if is_max else xp.inf
     info = xp.iinfo(dt)
     return info.min if is_max else info.max

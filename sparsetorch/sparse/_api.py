@@ -101,6 +101,9 @@ def to_scipy(t, layout=None):
         raise TypeError("to_scipy(): expected a sparse COO or CSR tensor; use .to_sparse() first")
     if t.device.type != "cpu":
         raise TypeError("to_scipy(): the tensor must be on the CPU; call .cpu() first")
+    if t.dtype.name == "bfloat16":
+        raise TypeError("to_scipy(): scipy.sparse has no bfloat16; convert the values first, "
+                        "e.g. t.float().to_scipy()")
     p = t._data
     if len(p.shape) != 2 or p.values.ndim != 1:
         raise ValueError(

@@ -473,6 +473,9 @@ class Module(_StateDictMixin):
     def half(self):
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def share_memory(self):
         """Move parameters, their gradients and buffers into shared memory (``share_memory_``)."""
         return self._apply(lambda t: t.share_memory_())
