@@ -1,29 +1,33 @@
 """Random number generators: ``Generator`` (torch.Generator) and the default generator.
 
-A ``Generator`` wraps a NumPy ``Generator`` on the PCG64 bit generator. Random tensors are drawn
-on the host and then moved to the tensor's device, so one seed gives the same numbers on every
-device.
+A ``Generator`` is torch's CPU generator, bit for bit: a Mersenne Twister (mt19937) seeded with the
+low 32 bits of the seed (``init_genrand``), drawn 32 bits at a time (``random()``) or 64 bits as two
+draws, the first one high (``random64()``), plus the cached second Box-Muller sample of the scalar
+normal path. NumPy's ``MT19937`` bit generator produces the raw stream; the transforms that turn it
+into numbers are torch's (``sparsetorch._ops._sampling``), so ``manual_seed(s)`` gives the numbers
+torch gives. Random tensors are drawn on the host and then moved to the tensor's device, so one
+seed gives the same numbers on every device.
 
-Streams are NOT bit-compatible with torch: ``manual_seed(0)`` makes sparsetorch reproducible
-with itself, but ``sparsetorch.rand(3)`` and ``torch.rand(3)`` give different numbers.
+State format (``get_state()`` / ``set_state()``): torch's ``CPUGeneratorImplState``, a 1-D
+``uint8`` tensor of 5056 bytes, little-endian; states move between torch and sparsetorch::
 
-State format (``get_state()`` / ``set_state()``): a 1-D ``uint8`` tensor of 48 bytes, all
-little-endian::
-
-    [0:16)   PCG64 state (128-bit unsigned)
-    [16:32)  PCG64 increment (128-bit unsigned)
-    [32:40)  initial seed (64-bit unsigned)
-    [40]     has_uint32 flag (0 or 1), bytes [41:44) zero
-    [44:48)  buffered uint32 (meaningful only when the flag is 1)
+    [0:8)        initial seed (uint64)
+    [8:12)       left (int32): draws left before the next twist, plus one
+    [12:16)      seeded flag (int32, 1)
+    [16:24)      next (uint64): index of the next state word
+    [24:5016)    the 624 state words, each stored as a uint64
+    [5016:5024)  normal_x (double, unused, 0)
+    [5024:5032)  normal_y (double): the cached double normal sample
+    [5032:5040)  normal_rho (double, unused, 0)
+    [5040:5044)  normal_is_valid (int32)
+    [5048:5052)  next float normal sample (float32), [5052] its valid flag
 """
 
 import contextlib
-import math
 import os
 
 import numpy as np  # host-side RNG: random tensors are drawn on the host, then moved
 
-from . import _dtype as D
 from ._device import as_device
 
 __all__ = [
@@ -39,33 +43,59 @@ __all__ = [
     "set_rng_state",
 ]
 
-STATE_SIZE = 48
+STATE_SIZE = 5056
+_N = 624  # mt19937 state words
 _DEFAULT_SEED = 67280421310721  # the seed of a fresh torch.Generator
 _U64 = (1 << 64) - 1
+_NORMAL_Y, _NORMAL_VALID, _FLOAT_NORMAL, _FLOAT_VALID = 5024, 5040, 5048, 5052
 
 
-def _pcg(seed):
-    return np.random.Generator(np.random.PCG64(seed))
+def _engine(seed):
+    """mt19937 seeded as torch seeds it: ``init_genrand(seed & 0xffffffff)``, a twist due."""
+    bg = np.random.MT19937(0)
+    bg._legacy_seeding(seed & 0xFFFFFFFF)  # init_genrand; position 624: the next draw twists
+    return bg
 
 
 class Generator:
-    """A pseudo-random number generator (torch.Generator).
+    """A pseudo-random number generator (torch.Generator), with torch's CPU streams.
 
     >>> g = Generator().manual_seed(42)
     >>> g.initial_seed()
     42
     """
 
-    __slots__ = ("__weakref__", "_device", "_rng", "_seed")
+    __slots__ = ("__weakref__", "_bg", "_device", "_fresh", "_next_double", "_next_float", "_seed")
 
     def __init__(self, device="cpu"):
         self._device = as_device(device)
-        self._seed = _DEFAULT_SEED
-        self._rng = _pcg(_DEFAULT_SEED)
+        self._reseed(_DEFAULT_SEED)
+
+    def _reseed(self, seed):
+        self._seed = seed
+        self._bg = _engine(seed)
+        self._fresh = True  # torch's just-seeded engine reports left=1, next=0
+        self._next_double = None  # cached second Box-Muller sample (scalar normal path)
+        self._next_float = None
 
     @property
     def device(self):
         return self._device
+
+    # ---- the raw stream (torch's random() and random64()) ----
+
+    def random32(self, n):
+        """``n`` draws of ``random()``: uint32 words of the mt19937 stream (as uint64)."""
+        self._fresh = False
+        return self._bg.random_raw(n)
+
+    def random64(self, n):
+        """``n`` draws of ``random64()``: two words each, the first one the high half."""
+        self._fresh = False
+        r = self._bg.random_raw(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    # ---- seeding ----
 
     def manual_seed(self, seed):
         """Seed the generator (any int in ``[-2**63, 2**64)``); returns the generator itself."""
@@ -76,8 +106,7 @@ class Generator:
                 raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         if not -(1 << 63) <= seed <= _U64:
             raise ValueError(f"Overflow when unpacking long long: seed {seed} is out of range")
-        self._seed = seed & _U64
-        self._rng = _pcg(self._seed)
+        self._reseed(seed & _U64)
         return self
 
     def seed(self):
@@ -90,24 +119,66 @@ class Generator:
         """The seed this generator was last seeded with."""
         return self._seed
 
+    # ---- state: torch's byte layout (module docstring) ----
+
+    def _state_bytes(self):
+        st = self._bg.state["state"]
+        pos = int(st["pos"])
+        left, nxt = (1, 0) if self._fresh else (_N + 1 - pos, pos)
+        buf = bytearray(STATE_SIZE)
+        buf[0:8] = self._seed.to_bytes(8, "little")
+        buf[8:12] = left.to_bytes(4, "little")
+        buf[12:16] = (1).to_bytes(4, "little")
+        buf[16:24] = nxt.to_bytes(8, "little")
+        buf[24:5016] = np.asarray(st["key"], np.uint32).astype("<u8").tobytes()
+        if self._next_double is not None:
+            buf[_NORMAL_Y:_NORMAL_Y + 8] = np.float64(self._next_double).astype("<f8").tobytes()
+            buf[_NORMAL_VALID] = 1
+        if self._next_float is not None:
+            buf[_FLOAT_NORMAL:_FLOAT_NORMAL + 4] = np.float32(self._next_float).astype("<f4").tobytes()
+            buf[_FLOAT_VALID] = 1
+        return bytes(buf)
+
     def get_state(self):
-        """The generator state as a ``uint8`` tensor (format in the module docstring)."""
+        """The generator state as a ``uint8`` tensor of 5056 bytes, torch's layout."""
         from . import _dtype as D
         from ._device import CPU
         from ._dispatch import wrap
         from ._layout import strided
 
-        st = self._rng.bit_generator.state
-        buf = bytearray(STATE_SIZE)
-        buf[0:16] = st["state"]["state"].to_bytes(16, "little")
-        buf[16:32] = st["state"]["inc"].to_bytes(16, "little")
-        buf[32:40] = self._seed.to_bytes(8, "little")
-        buf[40] = 1 if st["has_uint32"] else 0
-        buf[44:48] = int(st["uinteger"]).to_bytes(4, "little")
-        return wrap(np.frombuffer(bytes(buf), np.uint8).copy(), D.uint8, CPU, strided)
+        raw = np.frombuffer(self._state_bytes(), np.uint8).copy()
+        return wrap(raw, D.uint8, CPU, strided)
+
+    def _load_bytes(self, raw):
+        if len(raw) != STATE_SIZE:
+            raise RuntimeError(
+                f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found the input RNG "
+                f"state size to be {len(raw)}"
+            )
+        seed = int.from_bytes(raw[0:8], "little")
+        left = int.from_bytes(raw[8:12], "little", signed=True)
+        seeded = int.from_bytes(raw[12:16], "little", signed=True)
+        nxt = int.from_bytes(raw[16:24], "little") & 0xFFFFFFFF
+        if seeded != 1 or not 0 < left <= _N or nxt > _N:
+            raise RuntimeError("Invalid mt19937 state")
+        key = np.frombuffer(raw[24:5016], "<u8").astype(np.uint32)
+        bg = np.random.MT19937(0)
+        # torch twists when ``left`` runs out: left == 1 means the next draw twists first
+        bg.state = {"bit_generator": "MT19937",
+                    "state": {"key": key, "pos": _N if left == 1 else nxt}}
+        self._bg, self._seed = bg, seed
+        self._fresh = left == 1 and nxt == 0
+        valid = int.from_bytes(raw[_NORMAL_VALID:_NORMAL_VALID + 4], "little") != 0
+        self._next_double = (
+            float(np.frombuffer(raw[_NORMAL_Y:_NORMAL_Y + 8], "<f8")[0]) if valid else None
+        )
+        self._next_float = (
+            float(np.frombuffer(raw[_FLOAT_NORMAL:_FLOAT_NORMAL + 4], "<f4")[0])
+            if raw[_FLOAT_VALID] else None
+        )
 
     def set_state(self, new_state):
-        """Restore a state returned by :meth:`get_state`; returns the generator itself."""
+        """Restore a state from :meth:`get_state` (ours or torch's); returns the generator."""
         from . import _dtype as D
         from ._dispatch import Tensor
 
@@ -117,49 +188,30 @@ class Generator:
             )
         if new_state.dtype is not D.uint8 or new_state.layout.name != "strided":
             raise TypeError("RNG state must be a sparsetorch.ByteTensor (dtype uint8)")
-        raw = new_state.detach().cpu().numpy().reshape(-1).tobytes()
-        if len(raw) != STATE_SIZE:
-            raise RuntimeError(
-                f"Expected a Generator state of size {STATE_SIZE} but found the input RNG state "
-                f"size to be {len(raw)}"
-            )
-        bg = np.random.PCG64()
-        bg.state = {
-            "bit_generator": "PCG64",
-            "state": {
-                "state": int.from_bytes(raw[0:16], "little"),
-                "inc": int.from_bytes(raw[16:32], "little"),
-            },
-            "has_uint32": int(raw[40] != 0),
-            "uinteger": int.from_bytes(raw[44:48], "little"),
-        }
-        self._rng = np.random.Generator(bg)
-        self._seed = int.from_bytes(raw[32:40], "little")
+        self._load_bytes(new_state.detach().cpu().numpy().reshape(-1).tobytes())
         return self
 
     def __getstate__(self):
-        return {"device": str(self._device), "state": self.get_state().numpy().tobytes()}
+        return {"device": str(self._device), "state": self._state_bytes()}
 
     def __setstate__(self, d):
-        from ._ops.creation import from_numpy
-
         self._device = as_device(d["device"])
-        self.set_state(from_numpy(np.frombuffer(d["state"], np.uint8).copy()))
+        self._load_bytes(d["state"])
 
     def __repr__(self):
         return f"<sparsetorch.Generator object at {id(self):#x}>"
 
 
 def check_generator(generator, fname):
-    """The NumPy generator to draw from: ``generator``'s, or the default generator's."""
+    """The generator to draw from: ``generator``, or the default generator."""
     if generator is None:
-        return default_generator._rng
+        return default_generator
     if generator.__class__ is not Generator and not isinstance(generator, Generator):
         raise TypeError(
             f"{fname}(): argument 'generator' must be sparsetorch.Generator, not "
             f"{type(generator).__name__}"
         )
-    return generator._rng
+    return generator
 
 
 # The process-wide default generator. As in torch 2.13, it starts from a non-deterministic seed;
@@ -209,47 +261,3 @@ def fork_rng(
         yield
     finally:
         set_rng_state(state)
-
-
-# ---- host draws (shared by the random ops) ----
-
-
-def uniform01(rng, shape, dt):
-    """U[0, 1) in dtype ``dt`` (complex: independent real and imaginary parts)."""
-    if dt is D.float32:
-        return rng.random(shape, dtype=np.float32)
-    if dt is D.float64:
-        return rng.random(shape)
-    if dt is D.float16:  # 11-bit grid: exact in float16 and never rounds up to 1.0
-        return rng.integers(0, 2048, shape, dtype=np.int16).astype(np.float16) * np.float16(2**-11)
-    if dt is D.bfloat16:  # 8-bit grid: exact in bfloat16 and never rounds up to 1.0
-        return (rng.integers(0, 256, shape, dtype=np.int16) * np.float32(2**-8)).astype(dt.np)
-    real = dt.to_real()
-    return (uniform01(rng, shape, real) + 1j * uniform01(rng, shape, real)).astype(dt.np)
-
-
-def normal01(rng, shape, dt):
-    """N(0, 1) in dtype ``dt`` (complex: each part N(0, 1/2), as torch)."""
-    if dt is D.float32:
-        return rng.standard_normal(shape, dtype=np.float32)
-    if dt is D.float64:
-        return rng.standard_normal(shape)
-    if dt is D.float16 or dt is D.bfloat16:
-        return rng.standard_normal(shape, dtype=np.float32).astype(dt.np)
-    real = dt.to_real()
-    z = normal01(rng, shape, real) + 1j * normal01(rng, shape, real)
-    return (z * math.sqrt(0.5)).astype(dt.np)
-
-
-def int_bounds(dt):
-    if dt is D.bool:
-        return 0, 1
-    if dt.is_floating_point:
-        return -(1 << (np.finfo(dt.np).nmant + 1)), 1 << (np.finfo(dt.np).nmant + 1)
-    info = np.iinfo(dt.np)
-    return int(info.min), int(info.max)
-
-
-def integers(rng, lo, hi, shape, dt):
-    """Uniform integers in [lo, hi) as dtype ``dt``."""
-    return rng.integers(lo, hi, shape, dtype=np.int64).astype(dt.np)

@@ -753,10 +753,16 @@ class TensorMethods:
         return _ops.normal_(self, mean, std, generator=generator)
     def bernoulli_(self, p=0.5, *, generator=None):
         return _ops.bernoulli_(self, p, generator=generator)
-    def random_(self, from_=0, to=None, *, generator=None):
-        return _ops.random_(self, from_, to, generator=generator)
+    def random_(self, *args, generator=None, **kwargs):
+        return _ops.random_(self, *args, generator=generator, **kwargs)
     def exponential_(self, lambd=1.0, *, generator=None):
         return _ops.exponential_(self, lambd, generator=generator)
+    def geometric_(self, p, *, generator=None):
+        return _ops.geometric_(self, p, generator=generator)
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return _ops.cauchy_(self, median, sigma, generator=generator)
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return _ops.log_normal_(self, mean, std, generator=generator)
     def bernoulli(self, p=None, *, generator=None):
         return _ops.bernoulli(self, p, generator=generator)
     def multinomial(self, num_samples, replacement=False, *, generator=None):

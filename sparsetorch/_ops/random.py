@@ -1,9 +1,9 @@
 """Random sampling (rand, randn, randint, normal, bernoulli, ...), seeding, and in-place fills.
 
-Numbers are drawn on the host from a :class:`~sparsetorch.Generator` (NumPy PCG64) and then moved
-to the tensor's device; float32 values are drawn in float32 directly, so no float64 temporary
-leaks. Seeding is deterministic (same seed, same numbers) but the streams are not bit-compatible
-with torch's. In-place ops (``uniform_``, ``fill_``, ``copy_`` ...) are derived through
+Numbers are drawn on the host from a :class:`~sparsetorch.Generator` (torch's mt19937) through
+torch's own transforms (``_sampling``), then moved to the tensor's device: ``manual_seed(s)`` gives
+the numbers torch's CPU generator gives, and float32 results never pass through a float64 array
+that could leak. In-place ops (``uniform_``, ``fill_``, ``copy_`` ...) are derived through
 ``_dispatch.inplace`` from a functional op, so their graph semantics match torch: overwriting
 a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass the gradient to
 ``src``/``value``.
@@ -25,13 +25,9 @@ from .._generator import (  # noqa: F401 - seeding functions are public here too
     fork_rng,
     get_rng_state,
     initial_seed,
-    int_bounds,
-    integers,
     manual_seed,
-    normal01,
     seed,
     set_rng_state,
-    uniform01,
 )
 from .._layout import strided
 from .._tensor import Tensor
@@ -46,6 +42,7 @@ from ._data import (
     size_args,
     zero_grad,
 )
+from . import _sampling as SM
 from ._fill import copy_, direct, fill_, zero_
 from ._util import check_tensor, with_out
 
@@ -53,12 +50,15 @@ __all__ = [
     "Generator",
     "bernoulli",
     "bernoulli_",
+    "cauchy_",
     "copy_",
     "default_generator",
     "exponential_",
     "fill_",
+    "geometric_",
     "get_rng_state",
     "initial_seed",
+    "log_normal_",
     "manual_seed",
     "multinomial",
     "normal",
@@ -82,6 +82,50 @@ S = (strided,)
 
 
 # ---- host draws ----
+
+
+def int_bounds(dt):
+    if dt is D.bool:
+        return 0, 1
+    if dt.is_floating_point:
+        digits = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}[dt.name]
+        return -(1 << digits), 1 << digits
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
+
+
+def _through(v, dt):
+    """``static_cast<int64_t>(static_cast<scalar_t>(v))`` (half types convert through float)."""
+    a = np.asarray(v, np.int64)
+    if dt.np in (np.float16,) or dt.name == "bfloat16":
+        a = a.astype(np.float32)
+    return int(a.astype(dt.np).astype(np.float64))
+
+
+def _float_range(lo, hi, dt):
+    """torch's ``update_from`` / ``update_to``: ends a floating dtype cannot hold move inwards."""
+    digits = int_bounds(dt)[1].bit_length() - 1
+    up = _through(lo + 1, dt)
+    if up < lo:
+        lo = up + (1 << (abs(lo + 1).bit_length() - 1 - digits + 1))
+    down = _through(hi - 1, dt)
+    if down >= hi:
+        hi = down - (1 << (abs(hi - 1).bit_length() - 1 - digits + 1))
+    if lo >= hi:
+        raise RuntimeError(
+            "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but "
+            f"got from={lo} >= to={hi}"
+        )
+    return lo, hi
+
+
+def _from_to(g, shape, dt, lo, hi):
+    """Integers in [lo, hi): torch's random_from_to (or the full 64-bit kernel)."""
+    if dt.is_floating_point and hi - lo < 1 << 64:
+        lo, hi = _float_range(lo, hi, dt)
+    if hi - lo >= 1 << 64:
+        return SM.random_full_64(g, shape, dt)
+    return SM.random_from_to(g, shape, dt, hi - lo, lo)
 
 
 def _float_only(dt, kernel):
@@ -126,7 +170,7 @@ def rand(
     shape = size_args("rand", args, size)
     dt = out_dtype(dtype, out, "rand") or D.get_default_dtype()
     _float_only(dt, "check_uniform_bounds")
-    arr = uniform01(check_generator(generator, "rand"), shape, dt)
+    arr = SM.uniform(check_generator(generator, "rand"), shape, dt)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "rand")
 
 
@@ -146,7 +190,7 @@ def randn(
     shape = size_args("randn", args, size)
     dt = out_dtype(dtype, out, "randn") or D.get_default_dtype()
     _float_only(dt, "normal_kernel_cpu")
-    arr = normal01(check_generator(generator, "randn"), shape, dt)
+    arr = SM.normal(check_generator(generator, "randn"), shape, dt)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randn")
 
 
@@ -206,7 +250,7 @@ def randint(
     shape = parse_size((size,), "randint")
     dt = out_dtype(dtype, out, "randint") or D.int64
     _check_from_to(lo, hi, dt)
-    arr = integers(check_generator(generator, "randint"), lo, hi, shape, dt)
+    arr = _from_to(check_generator(generator, "randint"), shape, dt, lo, hi)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randint")
 
 
@@ -229,7 +273,7 @@ def randperm(
     dt = out_dtype(dtype, out, "randperm") or D.int64
     if n and not dt.is_complex and n - 1 > int_bounds(dt)[1]:
         raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
-    arr = check_generator(generator, "randperm").permutation(n).astype(dt.np)
+    arr = SM.randperm(check_generator(generator, "randperm"), n).astype(dt.np)
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randperm")
 
 
@@ -345,8 +389,7 @@ def normal(
         _float_only(dt, "normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        arr = normal01(rng, parse_size((size,), "normal"), dt)
-        arr = (arr * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
+        arr = SM.normal(rng, parse_size((size,), "normal"), dt, float(mean), float(std))
         return finish(place(arr, dt, as_device(device)), requires_grad, out, "normal")
     if size is not None:
         raise TypeError("normal(): 'size' is only accepted when mean and std are numbers")
@@ -359,7 +402,12 @@ def normal(
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = broadcast_shape(mean.shape if mt else (), std.shape if st_ else ())
-    noise = place(normal01(rng, shape, dt), dt, ref.device)._data
+    if st_:  # torch: normal_(0, 1), then mul_(std).add_(mean)
+        z = SM.normal(rng, shape, dt)
+    else:  # torch: normal_(0, std), then add_(mean)
+        z = SM.normal(rng, shape, dt, 0.0, float(std))
+        std = 1.0
+    noise = place(z, dt, ref.device)._data
     r = call(_normal_op, (mean, std), (noise,), dt, None)
     return with_out(r, out, "normal") if out is not None else r
 
@@ -379,11 +427,11 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if p is None:
         _float_only(input.dtype, "bernoulli_tensor_cpu_p_")
         probs = _check_prob_tensor(input, "bernoulli")
+        values = SM.bernoulli_tensor(rng, np.ascontiguousarray(probs), input.dtype)
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        probs = p
-    values = (rng.random(shape) < probs).astype(input.dtype.np)
+        values = SM.bernoulli_scalar(rng, shape, input.dtype, p)
     r = call(_bernoulli_op, (input,), (place(values, input.dtype, input.device)._data,))
     return with_out(r, out, "bernoulli") if out is not None else r
 
@@ -395,7 +443,7 @@ def poisson(input, generator=None):
     lam = _host(input)
     if lam.size and not bool((lam >= 0).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    values = check_generator(generator, "poisson").poisson(lam).astype(input.dtype.np)
+    values = SM.poisson(check_generator(generator, "poisson"), lam, input.dtype)
     return call(_poisson_op, (input,), (place(values, input.dtype, input.device)._data,))
 
 
@@ -414,7 +462,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     n = _int_value(num_samples, "multinomial", "num_samples", 2)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    w = _host(input).astype(np.float64).reshape(-1, input.shape[-1])
+    raw = _host(input).reshape(-1, input.shape[-1])
+    w = raw.astype(np.float64)
     k = w.shape[1]
     if not replacement and n > k:
         raise RuntimeError(
@@ -425,14 +474,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     total = w.sum(1)
     if bool((total <= 0).any()):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    res = np.empty((w.shape[0], n), np.int64)
-    for i, row in enumerate(w):
-        if replacement:  # inverse CDF; normalising by the last entry makes it end at exactly 1
-            cdf = np.cumsum(row)
-            res[i] = np.searchsorted(cdf / cdf[-1], rng.random(n), side="right")
-        else:  # exponential race: the n largest w / Exp(1) keys, as torch does
-            keys = row / rng.standard_exponential(k)
-            res[i] = np.argsort(-keys, kind="stable")[:n]
+    res = SM.multinomial(rng, raw, n, replacement, input.dtype)
     res = res.reshape(input.shape[:-1] + (n,))
     r = place(res, D.int64, input.device)
     return with_out(r, out, "multinomial") if out is not None else r
@@ -477,9 +519,7 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
         raise RuntimeError(
             f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for {dt.name}"
         )
-    u = uniform01(check_generator(generator, "uniform_"), shape, dt)
-    span = dt.to_real().np.type(to - from_)
-    values = (u * span + dt.to_real().np.type(from_)).astype(dt.np, copy=False)
+    values = SM.uniform(check_generator(generator, "uniform_"), shape, dt, float(from_), float(to))
     return _overwrite(input, "uniform_", _uniform_op, values)
 
 
@@ -490,9 +530,7 @@ def normal_(input, mean=0.0, std=1.0, *, generator=None):
     _float_only(dt, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = normal01(check_generator(generator, "normal_"), shape, dt)
-    real = dt.to_real().np.type
-    values = (z * real(std) + real(mean)).astype(dt.np, copy=False)
+    values = SM.normal(check_generator(generator, "normal_"), shape, dt, float(mean), float(std))
     return _overwrite(input, "normal_", _normal_fill_op, values)
 
 
@@ -507,34 +545,66 @@ def bernoulli_(input, p=0.5, *, generator=None):
                 f"bernoulli_: p of shape {list(p.shape)} can't be broadcast to "
                 f"self of shape {list(shape)}"
             )
-        probs = _check_prob_tensor(p, "bernoulli_")
+        probs = np.ascontiguousarray(np.broadcast_to(_check_prob_tensor(p, "bernoulli_"), shape))
+        values = SM.bernoulli_tensor(rng, probs, input.dtype)
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        probs = p
-    values = (rng.random(shape) < probs).astype(input.dtype.np)
+        values = SM.bernoulli_scalar(rng, shape, input.dtype, p)
     return _overwrite(input, "bernoulli_", _bernoulli_fill_op, values)
 
 
-def random_(input, from_=0, to=None, *, generator=None):
-    """Fills ``input`` with integers from ``[from_, to)``; ``random_(to)`` means ``[0, to)`` and
-    ``random_()`` the whole range the dtype represents exactly."""
+def _random_args(args, kwargs):
+    """torch's overloads: ``random_()``, ``random_(to)``, ``random_(from, to)`` (``to`` may be
+    None: up to the dtype's maximum); returns ``(from, to, full)``, ``full`` for ``random_()``."""
+    kw = dict(kwargs)
+    if "from_" in kw:
+        kw["from"] = kw.pop("from_")
+    unknown = set(kw) - {"from", "to"}
+    if unknown or len(args) > 2:
+        raise TypeError(f"random_() received an invalid combination of arguments - got {args}, {kwargs}")
+    names = ("from", "to")
+    vals = dict(zip(names, args))
+    for k, v in kw.items():
+        if k in vals:
+            raise TypeError(f"random_() got multiple values for argument '{k}'")
+        vals[k] = v
+    for arg, v in vals.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
+            raise TypeError(f"random_(): argument '{arg}' must be int, not {type(v).__name__}")
+    if not vals:
+        return 0, None, True
+    if "from" not in vals or (len(vals) == 1 and len(args) == 1):  # random_(to)
+        to = vals.get("to", vals.get("from"))
+        if to is None:
+            raise TypeError("random_(): argument 'to' must be int, not NoneType")
+        return 0, int(to), False
+    return int(vals["from"]), vals.get("to"), False
+
+
+def random_(input, *args, generator=None, **kwargs):
+    """Fills ``input`` with integers from ``[from, to)``; ``random_(to)`` means ``[0, to)``,
+    ``random_(from, None)`` ``[from, max]`` and ``random_()`` ``[0, max]`` for the dtype (``max``
+    of a floating dtype: ``2**mantissa_digits``)."""
     shape = _dense_self(input, "random_")
     dt = input.dtype
     if dt.is_complex:
         raise NotImplementedError(f"\"random_\" not implemented for '{TORCH_NAMES[dt.name]}'")
-    for v, arg in ((from_, "from"), (to, "to")):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
-            raise TypeError(f"random_(): argument '{arg}' must be int, not {type(v).__name__}")
-    if to is None and from_ != 0:
-        lo, hi = 0, int(from_)  # random_(to)
-    elif to is None:
-        _, mx = int_bounds(dt)
-        lo, hi = 0, mx + 1
+    lo, hi, full = _random_args(args, kwargs)
+    g = check_generator(generator, "random_")
+    if full:  # torch's uniform_int over [0, max]
+        return _overwrite(input, "random_", _random_op, SM.random_int(g, shape, dt))
+    if hi is None:
+        if dt is D.int64 and lo == -(1 << 63):
+            hi = 1 << 63
+        else:
+            hi = int_bounds(dt)[1] + 1
+            if dt.is_floating_point:
+                lo = _float_range(lo, hi + 1, dt)[0]
     else:
-        lo, hi = int(from_), int(to)
+        hi = int(hi)
     _check_from_to(lo, hi, dt)
-    values = integers(check_generator(generator, "random_"), lo, hi, shape, dt)
+    values = _from_to(g, shape, dt, lo, hi)
     return _overwrite(input, "random_", _random_op, values)
 
 
@@ -545,10 +615,46 @@ def exponential_(input, lambd=1.0, *, generator=None):
     _float_only(dt, "exponential_cpu")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    rng = check_generator(generator, "exponential_")
-    if dt is D.float32 or dt is D.float64:
-        e = rng.standard_exponential(shape, dtype=dt.np)
-    else:
-        e = rng.standard_exponential(shape).astype(dt.np)
-    values = (e / dt.np.type(lambd)).astype(dt.np, copy=False)
+    values = SM.exponential(check_generator(generator, "exponential_"), shape, dt, float(lambd))
     return _overwrite(input, "exponential_", _exponential_op, values)
+
+
+_geometric_op = _sampling_op("geometric")
+_cauchy_op = _sampling_op("cauchy")
+_log_normal_op = _sampling_op("log_normal")
+
+
+def geometric_(input, p, *, generator=None):
+    """Fills ``input`` with samples of the geometric distribution (trials to the first success,
+    success probability ``p``)."""
+    shape = _dense_self(input, "geometric_")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{TORCH_NAMES[input.dtype.name]}'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    values = SM.geometric(check_generator(generator, "geometric_"), shape, input.dtype, float(p))
+    return _overwrite(input, "geometric_", _geometric_op, values)
+
+
+def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
+    """Fills ``input`` with samples of the Cauchy distribution."""
+    shape = _dense_self(input, "cauchy_")
+    dt = input.dtype
+    _float_only(dt, "cauchy_cpu")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    g = check_generator(generator, "cauchy_")
+    values = SM.cauchy(g, shape, dt, float(median), float(sigma))
+    return _overwrite(input, "cauchy_", _cauchy_op, values)
+
+
+def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
+    """Fills ``input`` with samples whose logarithm is N(``mean``, ``std``**2)."""
+    shape = _dense_self(input, "log_normal_")
+    dt = input.dtype
+    _float_only(dt, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    g = check_generator(generator, "log_normal_")
+    values = SM.log_normal(g, shape, dt, float(mean), float(std))
+    return _overwrite(input, "log_normal_", _log_normal_op, values)
