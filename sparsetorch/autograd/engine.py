@@ -224,6 +224,8 @@ def _run(roots, grads, retain_graph, create_graph, capture):
     for n in dict.fromkeys(root_nodes):
         if deps.get(n, 0) == 0:
             ready.append(n)
+    tasks = _graph_tasks()
+    tasks.append(capture is None)  # for _is_checkpoint_valid()
     token = GRAD_ENABLED.set(bool(create_graph))
     try:
         while ready:
@@ -280,7 +282,22 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                     ready.append(child)
     finally:
         GRAD_ENABLED.reset(token)
+        tasks.pop()
     return captured
+
+
+def _graph_tasks():
+    st = getattr(_local, "tasks", None)
+    if st is None:
+        st = _local.tasks = []
+    return st
+
+
+def _is_checkpoint_valid():
+    """False while this thread runs ``autograd.grad()`` or ``backward(inputs=...)``, where a
+    reentrant checkpoint cannot deliver its gradients (torch.autograd._is_checkpoint_valid)."""
+    st = _graph_tasks()
+    return not st or st[-1]
 
 
 def _apply(node, gl):

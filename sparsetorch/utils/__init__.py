@@ -1,5 +1,6 @@
-"""Utilities (torch.utils): ``data`` holds datasets, samplers and the DataLoader."""
+"""Utilities (torch.utils): ``data`` holds datasets, samplers and the DataLoader;
+``checkpoint`` activation checkpointing."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
