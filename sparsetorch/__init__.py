@@ -40,3 +40,7 @@ from .linalg._aliases import (  # noqa: F401,E402
 from . import special  # noqa: F401,E402 - torch.special
 from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares tensors sent to processes)
 from . import hub  # noqa: F401,E402 - torch.hub (checkpoints from URLs, local hubconf.py)
+from ._legacy import (  # noqa: F401,E402 - legacy typed tensors (torch.FloatTensor & co.)
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+    IntTensor, LongTensor, ShortTensor, set_default_tensor_type,
+)

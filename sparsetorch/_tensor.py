@@ -44,9 +44,9 @@ class Tensor(TensorMethods):
 
     def __new__(cls, *args, **kwargs):
         # Tensor(data) / Tensor(*sizes): legacy constructor, float32 as in torch
-        from ._ops import creation
+        from ._ops import legacy
 
-        return creation.legacy_tensor(cls, args, kwargs)
+        return legacy.tensor_ctor(cls, args, kwargs)
 
     # ---- metadata ----
     @property
@@ -248,7 +248,7 @@ class Tensor(TensorMethods):
         return _ops.to(self, *args, **kwargs)
 
     def type(self, dtype=None, non_blocking=False):
-        return _ops.type_(self, dtype)
+        return _ops.type_(self, dtype, non_blocking)
 
     def type_as(self, other):
         return _ops.to(self, other.dtype)
@@ -345,16 +345,14 @@ class Tensor(TensorMethods):
                            requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return _ops.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                          requires_grad=requires_grad)
+        return _ops.tensor_new_zeros(self, size, dtype, device, requires_grad, "new_zeros")
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         return _ops.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return _ops.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
-                          requires_grad=requires_grad)
+        return _ops.tensor_new_zeros(self, size, dtype, device, requires_grad, "new_empty")
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _ops.full(size, fill_value, dtype=dtype or self.dtype,

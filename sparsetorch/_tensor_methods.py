@@ -565,6 +565,12 @@ class TensorMethods:
     # ---- linear algebra ----
     def mm(self, mat2):
         return _ops.mm(self, mat2)
+    def smm(self, mat2):
+        return _ops.smm(self, mat2)
+    def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _ops.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def new(self, *args, **kwargs):
+        return _ops.tensor_new(self, *args, **kwargs)
     def matmul(self, other):
         return _ops.matmul(self, other)
     def bmm(self, mat2):

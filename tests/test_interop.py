@@ -310,7 +310,7 @@ def test_to_identity_copy_and_grad():
     assert y.dtype is st.float64 and y.grad_fn is not None
     (y * 3).sum().backward()
     assert x.grad.dtype is st.float32 and x.grad.tolist() == [3.0, 3.0]
-    assert x.type() == "sparsetorch.FloatTensor"
+    assert x.type() == "torch.FloatTensor"
     assert x.type("sparsetorch.DoubleTensor").dtype is st.float64
 
 

@@ -183,22 +183,67 @@ _TYPE_NAMES = {
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 
-def type_(input, dtype=None):
-    """``x.type()`` -> ``'sparsetorch.FloatTensor'`` etc.; ``x.type(t)`` converts to ``t``
-    (a dtype or a type string such as ``'torch.DoubleTensor'``)."""
+def type_name(t):
+    """``'torch.FloatTensor'``, ``'torch.sparse.DoubleTensor'``, ``'torch.cuda.LongTensor'``...
+    (a CSR tensor is named as a dense one: torch has no typed class for it)."""
+    mid = ".cuda" if t.device.type == "cuda" else ""
+    if t.layout is sparse_coo:
+        mid += ".sparse"
+    return f"torch{mid}.{_TYPE_NAMES[t.dtype.name]}"
+
+
+def parse_type_name(name):
+    """``'torch.cuda.sparse.FloatTensor'`` -> ``(dtype, is_cuda, is_sparse)``; None if invalid.
+    ``sparsetorch.`` names are accepted too; ``'torch.Tensor'`` is the default dtype."""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] not in ("torch", "sparsetorch"):
+        return None
+    rest = parts[1:]
+    cuda = rest[0] == "cuda"
+    rest = rest[1:] if cuda else rest
+    sparse = bool(rest) and rest[0] == "sparse"
+    rest = rest[1:] if sparse else rest
+    if len(rest) != 1:
+        return None
+    if rest[0] == "Tensor":
+        return (D.get_default_dtype(), cuda, sparse) if not (cuda or sparse) else None
+    dtype = getattr(D, _BY_TYPE_NAME.get(rest[0], "?"), None)
+    return None if dtype is None else (dtype, cuda, sparse)
+
+
+def _class_name(cls):
+    name = getattr(cls, "_legacy_name", None)  # the typed classes of sparsetorch/_legacy.py
+    if isinstance(name, str):
+        return name
+    if cls is Tensor:
+        return "torch.Tensor"
+    if cls.__module__.split(".")[0] == "numpy":
+        return f"numpy.{cls.__name__}"
+    return cls.__name__
+
+
+def type_(input, dtype=None, non_blocking=False):
+    """``x.type()`` -> the type name; ``x.type(T)`` -> ``x`` converted to ``T`` (a dtype, a type
+    name or a typed class; ``x`` itself when nothing changes). ``non_blocking`` is accepted for
+    torch's signature (copies are synchronous here)."""
     if dtype is None:
-        mid = ".cuda" if input.device.type == "cuda" else ""
-        mid += ".sparse" if input.layout.name == "sparse_coo" else ""
-        return f"sparsetorch{mid}." + _TYPE_NAMES[input.dtype.name]
+        return type_name(input)
     if isinstance(dtype, D.dtype):
         return to(input, dtype)
-    name = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None)
-    if isinstance(name, str):
-        parts = name.split(".")
-        if parts[-1] in _BY_TYPE_NAME:
-            r = to(input, getattr(D, _BY_TYPE_NAME[parts[-1]]))
-            return to(r, "cuda") if "cuda" in parts[:-1] else r
-    raise ValueError(f"invalid type: {dtype!r}")
+    if isinstance(dtype, str):
+        name = dtype
+    elif isinstance(dtype, type):
+        name = _class_name(dtype)
+    else:
+        raise TypeError("dtype must be a type, str, or dtype object")
+    parsed = parse_type_name(name)
+    if parsed is None:
+        raise ValueError(f"invalid type: {name!r}")
+    dt, cuda, _ = parsed
+    r = input
+    if cuda != (input.device.type == "cuda"):
+        r = to(r, "cuda" if cuda else "cpu")
+    return to(r, dt)
 
 
 # ---- Python scalars and NumPy ----

@@ -419,31 +419,3 @@ def complex(real, imag, *, out=None):
 def polar(abs, angle, *, out=None):
     """A complex tensor ``abs * exp(1j * angle)`` (not differentiable in sparsetorch)."""
     return _complex_pair("polar", abs, angle, "abs", "angle", _polar_op, out)
-
-
-# ---- the legacy constructor ----
-
-
-def legacy_tensor(cls, args, kwargs):
-    """``Tensor(data)`` / ``Tensor(*sizes)`` (torch's legacy constructor: default dtype)."""
-    device = kwargs.pop("device", None)
-    if kwargs:
-        raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        t = args[0]
-    elif (
-        len(args) == 1
-        and not isinstance(args[0], numbers.Integral)
-        and not (isinstance(args[0], Tensor))
-    ):
-        if isinstance(args[0], numbers.Number):
-            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
-        t = tensor(args[0], dtype=D.get_default_dtype(), device=device)
-    else:
-        t = empty(*args, device=device) if args else empty(0, device=device)
-    if cls is not Tensor and t.__class__ is not cls:
-        t2 = object.__new__(cls)
-        for s in ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra"):
-            setattr(t2, s, getattr(t, s))
-        return t2
-    return t

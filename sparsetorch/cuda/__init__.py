@@ -272,6 +272,23 @@ def empty_cache():
     cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
+# ---- legacy typed tensors: torch.cuda.FloatTensor & co. (sparsetorch/_legacy.py) ----
+from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+BFloat16Tensor = _CUDA_TYPES["BFloat16Tensor"]
+BoolTensor = _CUDA_TYPES["BoolTensor"]
+ByteTensor = _CUDA_TYPES["ByteTensor"]
+CharTensor = _CUDA_TYPES["CharTensor"]
+DoubleTensor = _CUDA_TYPES["DoubleTensor"]
+FloatTensor = _CUDA_TYPES["FloatTensor"]
+HalfTensor = _CUDA_TYPES["HalfTensor"]
+IntTensor = _CUDA_TYPES["IntTensor"]
+LongTensor = _CUDA_TYPES["LongTensor"]
+ShortTensor = _CUDA_TYPES["ShortTensor"]
+from . import sparse  # noqa: E402,F401 - torch.cuda.sparse (typed COO classes)
+__all__ += sorted(_CUDA_TYPES) + ["sparse"]
+
+
 # ---- streams and events (cuda/streams.py) ----
 
 from .streams import (  # noqa: E402

@@ -21,8 +21,11 @@ _PUBLIC = {
     "DenseAllocationError": ".._memory",
 }
 _FROM_OPS = ("sparse_coo_tensor", "sparse_csr_tensor")
+# torch.sparse.FloatTensor & co. (sparsetorch/_legacy.py; no BoolTensor, as torch)
+_LEGACY = ("BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor")
 
-__all__ = sorted(set(_PUBLIC) | set(_FROM_OPS))
+__all__ = sorted(set(_PUBLIC) | set(_FROM_OPS) | set(_LEGACY))
 
 
 def __getattr__(name):
@@ -32,6 +35,11 @@ def __getattr__(name):
         value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
         globals()[name] = value  # resolved once: later accesses skip this hook (hot path)
         return value
+    if name in _LEGACY:
+        from .._legacy import SPARSE_TYPES
+
+        globals()[name] = SPARSE_TYPES[name]
+        return SPARSE_TYPES[name]
     if name in _FROM_OPS:
         from .. import _ops
 

@@ -67,7 +67,7 @@ def test_numpy_and_item_on_cuda(device):
 
 def test_type_strings(device):
     t = st.ones(2, device="cuda")
-    assert t.type() == "sparsetorch.cuda.FloatTensor"
+    assert t.type() == "torch.cuda.FloatTensor"
     assert st.ones(2).type("torch.cuda.DoubleTensor").device == device
 
 
