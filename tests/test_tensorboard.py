@@ -1,0 +1,132 @@
+"""torch.utils.tensorboard.SummaryWriter: events written, then read back with tensorboard's own
+EventAccumulator (tags, steps, values); histograms compared with torch's writer."""
+
+import importlib
+import os
+import socket
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorboard")
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+
+import sparsetorch as st  # noqa: E402
+from sparsetorch.utils.tensorboard import SummaryWriter  # noqa: E402
+
+
+def _read(logdir):
+    ea = EventAccumulator(str(logdir))
+    ea.Reload()
+    return ea
+
+
+def test_scalars_from_tensors_arrays_and_numbers(tmp_path):
+    with SummaryWriter(tmp_path) as w:
+        w.add_scalar("loss", st.tensor(0.5), 0)
+        w.add_scalar("loss", st.tensor([0.25]), 1)
+        w.add_scalar("loss", np.float32(0.125), 2)
+        w.add_scalar("loss", 1, 3)
+        w.add_scalar("lr", 0.1, 0, new_style=True)
+        with pytest.raises(AssertionError, match="Tensor should contain one element"):
+            w.add_scalar("bad", st.ones(2), 0)
+    ea = _read(tmp_path)
+    assert [(e.step, e.value) for e in ea.Scalars("loss")] == [(0, 0.5), (1, 0.25), (2, 0.125), (3, 1.0)]
+    assert "lr" in ea.Tags()["tensors"]  # new_style writes a tensor with the scalars plugin
+    assert ea.Tensors("lr")[0].tensor_proto.float_val[0] == pytest.approx(0.1)
+
+
+def test_add_scalars_writes_one_run_per_tag(tmp_path):
+    w = SummaryWriter(tmp_path)
+    for step in range(3):
+        w.add_scalars("loss", {"train": 1.0 / (step + 1), "val": 2.0}, step)
+    w.close()
+    assert {"loss_train", "loss_val"} <= set(os.listdir(tmp_path))
+    train = _read(tmp_path / "loss_train").Scalars("loss")
+    val = _read(tmp_path / "loss_val").Scalars("loss")
+    assert [e.value for e in train] == pytest.approx([1.0, 0.5, 1 / 3])
+    assert [e.step for e in val] == [0, 1, 2] and {e.value for e in val} == {2.0}
+
+
+def test_histogram_matches_torch(tmp_path):
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(500).astype(np.float32)
+    with SummaryWriter(tmp_path) as w:
+        w.add_histogram("w", st.from_numpy(data), 5)
+        w.add_histogram("np", data, 6, bins="auto", max_bins=7)
+        w.add_histogram("sparse", st.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse(), 7)
+    ea = _read(tmp_path)
+    h = ea.Histograms("w")[0]
+    assert h.step == 5 and h.histogram_value.num == 500
+    assert h.histogram_value.min == pytest.approx(float(data.min()))
+    s = ea.Histograms("sparse")[0].histogram_value
+    assert (s.num, s.sum, s.sum_squares) == (4, 5.0, 13.0)  # implicit zeros counted
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard import summary as ts
+
+    default_bins = SummaryWriter(tmp_path / "bins").default_bins
+    for tag, bins, max_bins in (("w", default_bins, None), ("np", "auto", 7)):
+        ours = ea.Histograms(tag)[0].histogram_value
+        theirs = ts.make_histogram(data.astype(float), bins, max_bins)
+        assert list(ours.bucket_limit) == pytest.approx(list(theirs.bucket_limit))
+        assert list(ours.bucket) == list(theirs.bucket)
+        assert (ours.num, ours.max) == (theirs.num, pytest.approx(theirs.max))
+
+
+def test_text_and_raw_histogram(tmp_path):
+    with SummaryWriter(tmp_path) as w:
+        w.add_text("notes", "**hello** sparse", 3)
+        w.add_histogram_raw("raw", 0, 2, 3, 3, 5, [1.0, 2.0], [1, 2], global_step=1)
+        with pytest.raises(ValueError, match="len\\(bucket_limits\\) != len\\(bucket_counts\\)"):
+            w.add_histogram_raw("raw", 0, 2, 3, 3, 5, [1.0], [1, 2])
+    ea = _read(tmp_path)
+    t = ea.Tensors("notes/text_summary")[0]
+    assert t.step == 3 and t.tensor_proto.string_val == [b"**hello** sparse"]
+    assert list(ea.Histograms("raw")[0].histogram_value.bucket) == [1, 2]
+
+
+def test_hparams_written_to_a_run_directory(tmp_path):
+    with SummaryWriter(tmp_path) as w:
+        w.add_hparams({"lr": 0.1, "opt": "sgd", "layers": 2, "skip": None},
+                      {"hparam/acc": 0.75}, hparam_domain_discrete={"opt": ["sgd", "adam"]},
+                      run_name="run0")
+        with pytest.raises(TypeError, match="should be dictionary"):
+            w.add_hparams([("lr", 1)], {})
+        with pytest.raises(ValueError, match="value should be one of int, float, str, bool"):
+            w.add_hparams({"x": [1]}, {})
+    ea = _read(tmp_path / "run0")
+    assert set(ea.PluginTagToContent("hparams")) == {
+        "_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info"}
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    start = plugin_data_pb2.HParamsPluginData.FromString(
+        ea.PluginTagToContent("hparams")["_hparams_/session_start_info"]).session_start_info
+    assert start.hparams["opt"].string_value == "sgd" and start.hparams["lr"].number_value == 0.1
+    assert "skip" not in start.hparams
+    assert ea.Scalars("hparam/acc")[0].value == 0.75
+
+
+def test_default_log_dir_flush_close_and_reopen(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    w = SummaryWriter(comment="_lr0.1")
+    assert w.get_logdir().startswith("runs" + os.sep)
+    assert w.get_logdir().endswith("_" + socket.gethostname() + "_lr0.1")
+    w.add_scalar("a", 1.0, 0)
+    w.flush()
+    assert _read(w.get_logdir()).Scalars("a")[0].value == 1.0
+    w.close()
+    w.close()  # a second close is ignored
+    w.add_scalar("a", 2.0, 1)  # a new event file after close
+    w.close()
+    assert sorted((e.step, e.value) for e in _read(w.get_logdir()).Scalars("a")) == [(0, 1.0), (1, 2.0)]
+    with pytest.raises(NotImplementedError, match="add_image is not implemented"):
+        w.add_image("img", st.zeros(3, 4, 4))
+
+
+def test_missing_tensorboard_names_pip_install(monkeypatch):
+    for name in [m for m in sys.modules if m.startswith("sparsetorch.utils.tensorboard")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "tensorboard", None)
+    with pytest.raises(ImportError, match="pip install tensorboard"):
+        importlib.import_module("sparsetorch.utils.tensorboard")
