@@ -27,6 +27,7 @@ from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, defop, record, result_layout, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..autograd.grad_mode import GRAD_ENABLED
+from ..autograd import profiler as _profiler
 from ..sparse import _spmm as K
 from ..sparse._convert import coo_to_csr
 from ..sparse._payload import COO, CSR
@@ -123,7 +124,7 @@ for _key in list(_PROD_KERNELS):
 
 def _prod(a, b, ta=False, tb=False):
     """``op(a) @ op(b)`` for 2-D operands of any layouts (sparse ones scalar-valued)."""
-    if a.dtype is not b.dtype or a.device is not b.device:
+    if a.dtype is not b.dtype or a.device is not b.device or _profiler.ACTIVE is not None:
         return call(_prod_op, (a, b), (ta, tb))
     # the dispatcher's work, inlined for one dtype and device (tiny products: PERF-NOTES spike 1)
     dev = a.device
