@@ -26,7 +26,7 @@ from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: F401,E402 - "2.13.0+sparsetorch.0.1.0", comparable
 from ._memory import DenseAllocationError  # noqa: F401,E402 - sparsetorch.DenseAllocationError
 from . import cuda  # noqa: F401,E402 - sparsetorch.cuda (torch.cuda)
 from . import utils  # noqa: F401,E402 - sparsetorch.utils.data (torch.utils.data)
@@ -44,3 +44,8 @@ from ._legacy import (  # noqa: F401,E402 - legacy typed tensors (torch.FloatTen
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
     IntTensor, LongTensor, ShortTensor, set_default_tensor_type,
 )
+# platform modules (torch.backends, jit, compile, accelerator, version, ops: see docs/design-notes.md)
+from . import accelerator, backends, compiler, jit, version  # noqa: F401,E402
+from . import _dynamo  # noqa: F401,E402 - torch._dynamo (reset, config) around the eager compile
+from ._dynamo.eval_frame import compile  # noqa: F401,E402 - torch.compile, run eagerly
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401,E402

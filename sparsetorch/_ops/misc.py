@@ -28,6 +28,7 @@ __all__ = [
     "detach",
     "diff",
     "dsplit",
+    "get_deterministic_debug_mode",
     "get_num_threads",
     "hsplit",
     "is_complex",
@@ -39,6 +40,7 @@ __all__ = [
     "numel",
     "rot90",
     "row_stack",
+    "set_deterministic_debug_mode",
     "set_num_threads",
     "tensor_split",
     "trapezoid",
@@ -150,6 +152,29 @@ def are_deterministic_algorithms_enabled():
 def is_deterministic_algorithms_warn_only_enabled():
     """Returns True if the global deterministic flag is set to warn only."""
     return _flags.STATE["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """Sets the debug mode for deterministic operations: ``"default"`` / 0 (off), ``"warn"`` / 1
+    (deterministic, warn only), ``"error"`` / 2 (deterministic)."""
+    if isinstance(debug_mode, str):
+        names = ("default", "warn", "error")
+        if debug_mode not in names:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = names.index(debug_mode)
+    elif not isinstance(debug_mode, numbers.Integral) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """The current debug mode for deterministic operations (0, 1 or 2; see the setter)."""
+    if not are_deterministic_algorithms_enabled():
+        return 0
+    return 1 if is_deterministic_algorithms_warn_only_enabled() else 2
 
 
 # ---- splitting and arranging ----
