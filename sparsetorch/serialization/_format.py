@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["Archive", "SerializationError", "atomic_write", "crc32", "open_archive", "write_archive"]
+__all__ = ["Archive", "SerializationError", "ZipMembers", "read_infos", "atomic_write", "crc32", "open_archive", "write_archive"]
 
 PREFIX = "sparsetorch/"
 MANIFEST = PREFIX + "manifest.json"
@@ -291,38 +291,24 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, s
                NotImplementedError, KeyError, IndexError, OverflowError, UnicodeDecodeError, OSError)
 
 
-class Archive:
-    """A checkpoint opened for reading: validated member table, manifest bytes, array reads."""
+def read_infos(fh):
+    """The central directory of the ZIP file ``fh`` (``zipfile`` parses it; nothing is read yet)."""
+    try:
+        return zipfile.ZipFile(fh).infolist()
+    except _ZIP_ERRORS as e:
+        raise SerializationError(
+            f"not a valid checkpoint: the ZIP structure is broken ({type(e).__name__}: {e}); "
+            "the file is truncated or corrupted") from None
 
-    def __init__(self, fh, start, end, mmap_file=None):
+
+class ZipMembers:
+    """Members of a ZIP file located and read without trusting the file: ``members`` maps a
+    name to its ``ZipInfo``; ``start``/``end`` bound the real file."""
+
+    def __init__(self, fh, start, end):
         self.fh, self.start, self.end = fh, start, end
-        self._mm = None
-        try:
-            zf = zipfile.ZipFile(fh)
-            infos = zf.infolist()
-        except _ZIP_ERRORS as e:
-            raise SerializationError(
-                f"not a valid checkpoint: the ZIP structure is broken ({type(e).__name__}: {e}); "
-                "the file is truncated or corrupted") from None
-        names = [i.filename for i in infos]
-        if any(n.endswith("data.pkl") for n in names):
-            raise SerializationError(
-                "this is a PyTorch checkpoint (it holds a pickle, 'data.pkl'); sparsetorch.load never "
-                "runs pickle. Convert it with torch: load it there and save the tensors as NumPy arrays")
         self.members = {}
-        for i in infos:
-            n = i.filename
-            if n != MANIFEST and not _DATA_RE.fullmatch(n):
-                raise SerializationError(
-                    f"unexpected member {n!r} in the archive (only {MANIFEST!r} and "
-                    f"'{PREFIX}data/<n>' may appear); the file is not a sparsetorch checkpoint")
-            if n in self.members:
-                raise SerializationError(f"member {n!r} appears twice in the archive")
-            self.members[n] = i
-        if MANIFEST not in self.members:
-            raise SerializationError(f"the archive has no {MANIFEST!r}: not a sparsetorch checkpoint")
-        if mmap_file is not None:
-            self._mm = _map(mmap_file)
+        self._mm = None
 
     def _locate(self, name):
         """(data offset, size, crc) of member ``name``, checked against the real file."""
@@ -355,26 +341,6 @@ class Archive:
                 f"member {name!r} declares {size} bytes at offset {data - self.start}, beyond the "
                 f"end of the file ({self.end - self.start} bytes): the file is truncated")
         return data, size, info.CRC
-
-    def read_manifest(self):
-        data, size, crc = self._locate(MANIFEST)
-        buf = np.empty(size, np.uint8)
-        self._read_into(MANIFEST, data, buf, crc)
-        return buf.tobytes()
-
-    def read_array(self, k, dt, shape, nbytes):
-        """Array ``k`` as an ndarray of ``dt``/``shape``; ``nbytes`` (their product) must match."""
-        name = data_name(k)
-        data, size, crc = self._locate(name)
-        if size != nbytes:
-            raise SerializationError(
-                f"member {name!r} holds {size} bytes but the manifest describes it as "
-                f"{dt.name}{list(shape)} = {nbytes} bytes: the file is corrupted")
-        if self._mm is not None and size:
-            return np.frombuffer(self._mm, dt, size // dt.itemsize, data).reshape(shape)
-        a = np.empty(shape, dt)
-        self._read_into(name, data, a.reshape(-1).view(np.uint8), crc)
-        return a
 
     def _read_into(self, name, data, buf, crc):
         """Read the member into ``buf`` and check its CRC; a large member is read piece by
@@ -411,6 +377,51 @@ class Archive:
                 raise SerializationError(f"member {name!r}: the file ends inside its data (truncated)")
             got += k
 
+
+class Archive(ZipMembers):
+    """A checkpoint opened for reading: validated member table, manifest bytes, array reads."""
+
+    def __init__(self, fh, start, end, mmap_file=None):
+        super().__init__(fh, start, end)
+        infos = read_infos(fh)
+        names = [i.filename for i in infos]
+        if any(n.endswith("data.pkl") for n in names):
+            raise SerializationError(
+                "this is a PyTorch checkpoint (it holds a pickle, 'data.pkl'); sparsetorch.load never "
+                "runs pickle. Convert it with torch: load it there and save the tensors as NumPy arrays")
+        for i in infos:
+            n = i.filename
+            if n != MANIFEST and not _DATA_RE.fullmatch(n):
+                raise SerializationError(
+                    f"unexpected member {n!r} in the archive (only {MANIFEST!r} and "
+                    f"'{PREFIX}data/<n>' may appear); the file is not a sparsetorch checkpoint")
+            if n in self.members:
+                raise SerializationError(f"member {n!r} appears twice in the archive")
+            self.members[n] = i
+        if MANIFEST not in self.members:
+            raise SerializationError(f"the archive has no {MANIFEST!r}: not a sparsetorch checkpoint")
+        if mmap_file is not None:
+            self._mm = _map(mmap_file)
+
+    def read_manifest(self):
+        data, size, crc = self._locate(MANIFEST)
+        buf = np.empty(size, np.uint8)
+        self._read_into(MANIFEST, data, buf, crc)
+        return buf.tobytes()
+
+    def read_array(self, k, dt, shape, nbytes):
+        """Array ``k`` as an ndarray of ``dt``/``shape``; ``nbytes`` (their product) must match."""
+        name = data_name(k)
+        data, size, crc = self._locate(name)
+        if size != nbytes:
+            raise SerializationError(
+                f"member {name!r} holds {size} bytes but the manifest describes it as "
+                f"{dt.name}{list(shape)} = {nbytes} bytes: the file is corrupted")
+        if self._mm is not None and size:
+            return np.frombuffer(self._mm, dt, size // dt.itemsize, data).reshape(shape)
+        a = np.empty(shape, dt)
+        self._read_into(name, data, a.reshape(-1).view(np.uint8), crc)
+        return a
 
 def _map(fh):
     import mmap

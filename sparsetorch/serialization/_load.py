@@ -21,7 +21,9 @@ from .._layout import sparse_coo, strided
 from .._ops import sparse_core
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
-from ._format import DTYPES, SerializationError, open_archive
+from ._format import DTYPES, SerializationError, open_archive, read_infos
+from ._place import place, sorted_unique
+from ._torchload import is_torch_zip, load_legacy, load_torch_zip
 from ._save import FORMAT, MAX_DEPTH, VERSION, check_pickle_module, path_str
 
 __all__ = ["load"]
@@ -257,31 +259,7 @@ class _Decoder:
 
     def _place(self, t, loc):
         """Apply ``map_location`` (torch's forms: None, str/device, dict, callable)."""
-        ml = self.map_location
-        if ml is None:
-            target = loc
-        elif isinstance(ml, dict):
-            target = ml.get(loc, loc)
-        elif callable(ml) and not isinstance(ml, (str, device)):
-            r = ml(t, loc)
-            if r is None:
-                target = loc
-            elif isinstance(r, Tensor):
-                return r
-            else:
-                raise TypeError(f"load(): map_location returned {type(r).__name__}, expected a Tensor or None")
-        else:
-            target = ml
-        dev = device(target) if not isinstance(target, device) else target
-        if dev.type == "cpu":
-            return t
-        try:
-            return t.to(dev)
-        except RuntimeError as e:
-            raise RuntimeError(
-                f"Attempting to deserialize object on a {dev.type.upper()} device ({dev}) but it is "
-                f"not available ({e}). If you are running on a CPU-only machine, please use "
-                "sparsetorch.load with map_location='cpu' to map your storages to the CPU.") from None
+        return place(t, loc, self.map_location)
 
     def ref(self, x, path, depth):
         r = _int(x.get("ref"), "ref")
@@ -361,15 +339,7 @@ def _construct(fn, *args):
         raise _Bad(f"invalid sparse tensor: {e}") from None
 
 
-def _sorted_unique(idx):
-    """Whether the columns of ``idx`` strictly increase lexicographically (no linear index: no
-    overflow however large the shape)."""
-    if idx.shape[0] == 0:  # no sparse dims: every entry sits at the same (empty) index
-        return idx.shape[1] <= 1
-    d = idx[:, 1:] - idx[:, :-1]  # indices are in [0, size): no overflow
-    nz = d != 0
-    first = nz.argmax(axis=0)
-    return bool((nz.any(axis=0) & (d[first, np.arange(d.shape[1])] > 0)).all())
+_sorted_unique = sorted_unique
 
 
 def _decode(archive, map_location):
@@ -403,14 +373,52 @@ def _no_constant(s):
     raise ValueError(f"{s} is not allowed")
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    r"""Loads an object saved with :func:`sparsetorch.save` from a file.
+def _load_from(fh, map_location, weights_only, encoding, mmap_file=None):
+    """Sniff the format at ``fh``'s position and load: torch ZIP, sparsetorch ZIP, torch legacy."""
+    start = fh.tell()
+    fh.seek(0, io.SEEK_END)
+    end = fh.tell()
+    fh.seek(start)
+    magic = fh.read(4)
+    fh.seek(start)
+    if magic == b"PK\x03\x04" and is_torch_zip(read_infos(fh)):
+        fh.seek(start)
+        return load_torch_zip(fh, start, end, read_infos(fh), map_location, weights_only, encoding,
+                              mmap_file)
+    if magic[:1] == b"\x80" and end > start:
+        if mmap_file is not None:
+            raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_"
+                               "serialization=True), please torch.save your checkpoint with this option "
+                               "in order to use mmap.")
+        return load_legacy(fh, start, end, map_location, weights_only, encoding)
+    fh.seek(start + 257)
+    if fh.read(5) == b"ustar":
+        raise SerializationError("this is a tar checkpoint (torch < 0.4); sparsetorch does not read that "
+                                 "format: re-save it with a recent torch")
+    fh.seek(start)
+    return _decode(open_archive(fh, mmap_file), map_location)
 
-    Loading never runs code from the file: the format holds no pickle, only a JSON manifest and
-    raw arrays, each checked before use. A truncated, corrupted, foreign or hostile file raises
-    :class:`sparsetorch.serialization.SerializationError` (a :class:`RuntimeError`) that says what
-    is wrong. ``weights_only=False`` is accepted and behaves the same (there is no pickle to
-    trust).
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
+    r"""Loads an object saved with :func:`sparsetorch.save` or :func:`torch.save` from a file.
+
+    Reads PyTorch's ZIP format (torch >= 1.6, what ``torch.save`` writes), PyTorch's legacy
+    format (``_use_new_zipfile_serialization=False``) and sparsetorch's own JSON-manifest format
+    (files written by sparsetorch before it wrote PyTorch's format).
+
+    With ``weights_only=True`` (the default, as in torch) the pickle inside a PyTorch file is
+    read by a restricted unpickler of our own: only tensors (every layout we have),
+    ``nn.Parameter``, dtypes, devices, layouts, ``Size``, numbers, strings, bytes and
+    ``dict``/``OrderedDict``/``list``/``tuple``/``set`` are rebuilt; no global is ever imported
+    and nothing outside that list is called. Anything else raises a
+    :class:`~sparsetorch.serialization.SerializationError` (also a ``pickle.UnpicklingError``)
+    naming the refused global; :func:`~sparsetorch.serialization.add_safe_globals` or the
+    :class:`~sparsetorch.serialization.safe_globals` context manager allowlist more.
+    ``weights_only=False`` runs the full :mod:`pickle`: **it executes code named by the file**;
+    pass it only for files you trust (whole modules saved with ``save(model)`` need it).
+
+    A truncated, corrupted or hostile file raises ``SerializationError`` (a ``RuntimeError``);
+    declared sizes are checked against the file before anything is allocated.
 
     Args:
         f: a file-like object (has to implement ``read``, ``readinto`` or ``read``, ``seek`` and
@@ -420,9 +428,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             the tensor on the CPU and its saved location (``'cpu'``, ``'cuda:0'``) and returns
             a tensor, or ``None`` for the default placement.
         pickle_module: must be ``None`` (or the standard :mod:`pickle`).
-        weights_only: accepted for compatibility (the format only holds data either way).
-        mmap: map the file instead of reading it (``f`` must be a path). Arrays are copy-on-write
-            views of the file; their CRC is not verified (that would read every page).
+        weights_only: restrict unpickling to tensors and plain data (default ``True``).
+        mmap: map the file instead of reading it (``f`` must be a path). Tensors are
+            copy-on-write views of the file; their CRC is not verified (that would read every page).
+        encoding: for Python 2 strings in old PyTorch files (``'ASCII'`` by default; ``'latin1'``).
     """
     check_pickle_module(pickle_module, "load")
     bad = [k for k in pickle_load_args if k not in _PICKLE_KW]
@@ -430,9 +439,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raise TypeError(f"load() got an unexpected keyword argument {bad[0]!r}")
     if type(weights_only) is not bool and weights_only is not None:
         raise TypeError(f"load(): weights_only must be a bool, got {type(weights_only).__name__}")
+    weights_only = weights_only is not False
+    encoding = pickle_load_args.get("encoding", "ASCII")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _decode(open_archive(fh, fh if mmap else None), map_location)
+            return _load_from(fh, map_location, weights_only, encoding, fh if mmap else None)
     if mmap:
         raise ValueError("load(): f must be a file path in order to use the mmap argument")
     if isinstance(f, io.TextIOBase):
@@ -442,4 +453,4 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             f"load(): f must be a path (str or os.PathLike) or a binary file object, got {type(f).__name__}")
     if not getattr(f, "seekable", lambda: False)():
         f = io.BytesIO(f.read())  # zip needs random access, as torch does for streams
-    return _decode(open_archive(f), map_location)
+    return _load_from(f, map_location, weights_only, encoding)

@@ -16,7 +16,7 @@ from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
 from ._format import atomic_write, dtype_name, write_archive
 
-__all__ = ["save"]
+__all__ = ["save", "save_manifest"]
 
 FORMAT, VERSION = "sparsetorch-checkpoint", 1
 MAX_DEPTH = 200  # nesting levels; deeper trees are refused on save and on load
@@ -206,30 +206,8 @@ def check_pickle_module(pickle_module, fname):
             "supported: sparsetorch checkpoints never use pickle (pass pickle_module=None)")
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
-    r"""Saves an object to a disk file.
-
-    Supports tensors of every layout and dtype (GPU tensors are saved as host data with their
-    device recorded), ``nn.Parameter``, NumPy arrays, Python scalars, ``str``, ``bytes``,
-    ``None``, dtypes, devices, ``Size`` and ``dict``/``OrderedDict``/``list``/``tuple``/``set``
-    of those: module and optimizer ``state_dict()``\ s included. Anything else raises
-    :class:`TypeError` naming where it sits in ``obj`` (the format never stores code).
-
-    Args:
-        obj: saved object
-        f: a file-like object (has to implement write and flush) or a string or os.PathLike
-            object containing a file name. A path is written atomically: to a temporary file in
-            the same folder, fsynced, then renamed over ``f``, so a failure never destroys the
-            previous checkpoint.
-        pickle_module: must be ``None`` (or the standard :mod:`pickle`): nothing is pickled.
-        pickle_protocol: accepted for compatibility; ignored.
-        _use_new_zipfile_serialization: accepted for compatibility; the format is always the
-            ZIP container described in :mod:`sparsetorch.serialization`.
-    """
-    check_pickle_module(pickle_module, "save")
-    if type(pickle_protocol) is not int:
-        raise TypeError(f"save(): pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
+def _target(f, fname):
+    """(path or None, file object or None) after torch's argument checks."""
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         if os.path.islink(path):  # write through the link, as open() would; keep the link
@@ -238,17 +216,68 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         if not os.path.isdir(parent):
             raise RuntimeError(f"Parent directory {parent} does not exist.")
         if os.path.isdir(path):
-            raise RuntimeError(f"save(): {path!r} is a directory; give the checkpoint a file name")
-        manifest, arrays = encode(obj)  # every error about obj is raised before a byte is written
-        atomic_write(path, lambda fh: write_archive(fh, manifest, arrays, patchable=True))
-        return
+            raise RuntimeError(f"{fname}(): {path!r} is a directory; give the checkpoint a file name")
+        return path, None
     if not callable(getattr(f, "write", None)):
         raise TypeError(
-            f"save(): f must be a path (str or os.PathLike) or a binary file object with write(), "
+            f"{fname}(): f must be a path (str or os.PathLike) or a binary file object with write(), "
             f"got {type(f).__name__}")
     if isinstance(f, io.TextIOBase):
-        raise TypeError("save(): f is a text-mode file; open it in binary mode ('wb')")
-    manifest, arrays = encode(obj)
-    write_archive(f, manifest, arrays)
-    f.flush()
+        raise TypeError(f"{fname}(): f is a text-mode file; open it in binary mode ('wb')")
+    return None, f
 
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    r"""Saves an object to a disk file, in PyTorch's format.
+
+    The file is PyTorch's ZIP checkpoint (what ``torch.save`` writes): ``torch.load(f)`` reads
+    it, with ``weights_only=True`` too, for tensors of every layout and dtype both libraries have
+    (bit for bit, the COO ``coalesced`` flag included), ``nn.Parameter``, and module and
+    optimizer ``state_dict()``\ s. Tensors that view one buffer share one storage, as in torch.
+    GPU tensors are saved as host data with their device recorded. Any other picklable object
+    (a whole module, say) is pickled as torch does; loading it back then needs
+    ``load(..., weights_only=False)``.
+
+    Args:
+        obj: saved object
+        f: a file-like object (has to implement write and flush) or a string or os.PathLike
+            object containing a file name. A path is written atomically: to a temporary file in
+            the same folder, fsynced, then renamed over ``f``, so a failure never destroys the
+            previous checkpoint.
+        pickle_module: must be ``None`` (or the standard :mod:`pickle`).
+        pickle_protocol: the pickle protocol of the object tree (2, torch's default, by default).
+        _use_new_zipfile_serialization: ``False`` writes PyTorch's legacy (pre-1.6) format.
+    """
+    from ._torchsave import write_legacy, write_torch_zip
+
+    check_pickle_module(pickle_module, "save")
+    if type(pickle_protocol) is not int:
+        raise TypeError(f"save(): pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
+    if not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"save(): pickle_protocol must be in [2, {pickle.HIGHEST_PROTOCOL}], got {pickle_protocol}")
+    path, fh = _target(f, "save")
+    if _use_new_zipfile_serialization:
+        def write(out, patchable):
+            write_torch_zip(out, obj, pickle_protocol, patchable)
+    else:
+        def write(out, patchable):
+            write_legacy(out, obj, pickle_protocol)
+    if path is not None:
+        atomic_write(path, lambda out: write(out, True))
+        return
+    write(fh, False)
+    fh.flush()
+
+
+def save_manifest(obj, f):
+    """Write ``obj`` in sparsetorch's own JSON-manifest format (version 1, no pickle at all;
+    torch cannot read it). ``load`` reads it; kept for files written before the switch to
+    PyTorch's format and for tests of that reader."""
+    path, fh = _target(f, "save")
+    manifest, arrays = encode(obj)  # every error about obj is raised before a byte is written
+    if path is not None:
+        atomic_write(path, lambda out: write_archive(out, manifest, arrays, patchable=True))
+        return
+    write_archive(fh, manifest, arrays)
+    fh.flush()
