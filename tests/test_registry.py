@@ -93,7 +93,7 @@ NOT_TABLE_OPS = {
 }
 OP_FAMILIES = ("pointwise", "shape", "indexing", "reduction", "statistics", "sorting", "linalg",
                "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction",
-               "set_ops", "misc", "misc_pointwise", "misc_stats", "special_fns")
+               "set_ops", "misc", "misc_pointwise", "misc_stats", "special_fns", "sparse_legacy")
 
 
 def test_every_op_has_a_table_row():

@@ -140,6 +140,8 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             f"Dimension out of range (expected to be in range of [-{max(input.ndim, 1)}, "
             f"{max(input.ndim, 1) - 1}], but got 1)"
         )
+    if input.dense_dim():
+        raise RuntimeError("sspaddmm: Argument #1: matrices expected, got 1D tensor")
     if tuple(input.shape) != (n, p):
         k = 0 if input.shape[0] != n else 1
         raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {k} size {(n, p)[k]}, got "
