@@ -179,6 +179,18 @@ def _fill16_double(u, mean, std):
     return out.reshape(-1)
 
 
+_CHUNK = 4096 * 16  # Box-Muller blocks per NumPy pass: temporaries stay in cache (2x faster)
+
+
+def _chunked(fill, u, mean, std):
+    if u.size <= _CHUNK:
+        return fill(u, mean, std)
+    out = np.empty_like(u)
+    for i in range(0, u.size, _CHUNK):
+        out[i:i + _CHUNK] = fill(u[i:i + _CHUNK], mean, std)
+    return out
+
+
 def _normal_fill(g, n, dt, mean, std):
     """torch's ``normal_fill``: the path of contiguous tensors with 16 or more elements."""
     if dt is D.float64:
@@ -188,12 +200,12 @@ def _normal_fill(g, n, dt, mean, std):
     if dt in _REDUCED:  # blocks of 16 draws, then 16 more for the tail (a float buffer)
         full = n // 16 * 16
         out = np.empty(n, f32)
-        out[:full] = fill(draw(g, full), mean, std)
+        out[:full] = _chunked(fill, draw(g, full), mean, std)
         if n % 16:
             out[n - 16:] = fill(draw(g, 16), mean, std)
         return out.astype(dt.np)
     out = draw(g, n)  # all uniforms first, then a second 16 for the overlapping tail block
-    out[: n // 16 * 16] = fill(out[: n // 16 * 16], mean, std)
+    out[: n // 16 * 16] = _chunked(fill, out[: n // 16 * 16], mean, std)
     if n % 16:
         out[n - 16:] = fill(draw(g, 16), mean, std)
     return out
@@ -273,14 +285,48 @@ def random_int(g, shape, dt):
     return (words % u64(mod)).astype(dt.np).reshape(shape)
 
 
+_SHUFFLE = [None]
+
+
+def _shuffle_kernel():
+    """The swap loop compiled by numba (built on first use, cached on disk); None without it."""
+    from ..sparse import _spmm
+
+    if not _spmm._ENABLED[0]:
+        return None
+    if _SHUFFLE[0] is None:
+        try:
+            from numba import njit
+        except ImportError:
+            _SHUFFLE[0] = False
+        else:
+
+            @njit(cache=True)
+            def shuffle(perm, z):
+                for i in range(z.shape[0]):
+                    j = i + z[i]
+                    t = perm[i]
+                    perm[i] = perm[j]
+                    perm[j] = t
+
+            _SHUFFLE[0] = shuffle
+    return _SHUFFLE[0] or None
+
+
 def randperm(g, n):
-    """torch's Fisher-Yates: element ``i`` swaps with ``i + random() % (n - i)``."""
+    """torch's Fisher-Yates: element ``i`` swaps with ``i + random() % (n - i)``, in order."""
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    z = (g.random32(n - 1) % np.arange(n, 1, -1, dtype=u64)).astype(np.int64)
+    kernel = _shuffle_kernel() if n > 4096 else None
+    if kernel is not None:
+        perm = np.arange(n, dtype=np.int64)
+        kernel(perm, z)
+        return perm
     perm = list(range(n))
-    if n > 1:
-        z = (g.random32(n - 1) % np.arange(n, 1, -1, dtype=u64)).tolist()
-        for i, k in enumerate(z):
-            j = i + k
-            perm[i], perm[j] = perm[j], perm[i]
+    for i, k in enumerate(z.tolist()):
+        j = i + k
+        perm[i], perm[j] = perm[j], perm[i]
     return np.array(perm, np.int64)
 
 
