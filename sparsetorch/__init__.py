@@ -50,3 +50,13 @@ from . import accelerator, backends, compiler, jit, version  # noqa: F401,E402
 from . import _dynamo  # noqa: F401,E402 - torch._dynamo (reset, config) around the eager compile
 from ._dynamo.eval_frame import compile  # noqa: F401,E402 - torch.compile, run eagerly
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401,E402
+# torch.amp / torch.cpu (autocast, GradScaler; see sparsetorch/_autocast.py)
+from . import amp, cpu  # noqa: F401,E402
+from .amp import GradScaler, autocast  # noqa: F401,E402
+from .amp.autocast_mode import (  # noqa: F401,E402
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+    is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled,
+    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)

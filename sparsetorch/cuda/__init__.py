@@ -297,3 +297,7 @@ from .streams import (  # noqa: E402
 
 __all__ += ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
             "stream"]
+
+from . import amp  # noqa: E402,F401 - torch.cuda.amp (deprecated autocast/GradScaler spellings)
+
+__all__ += ["amp"]
