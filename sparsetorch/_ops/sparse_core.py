@@ -72,8 +72,7 @@ def _lookup(be, src, p):
     out = xp.zeros((p.indices.shape[1],) + tuple(src.values.shape[1:]), dtype=src.values.dtype)
     if src.nnz == 0 or p.indices.shape[1] == 0:
         return out
-    a = C.linear_index(be, src.indices, sizes)
-    b = C.linear_index(be, p.indices, sizes)
+    (a, b), _ = C.joint_keys(be, [src.indices, p.indices], sizes)  # ranks where packing overflows
     pos = xp.searchsorted(a, b)
     pos_c = xp.minimum(pos, a.shape[0] - 1)
     hit = a[pos_c] == b
@@ -446,7 +445,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         validate_coo(xp, idx[:, :0], v._data[:0], shape, fname)
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
     if is_coalesced and check_invariants and idx.shape[1] > 1:
-        lin = C.linear_index(be, idx, shape[: idx.shape[0]])
+        (lin,), _ = C.joint_keys(be, [idx], shape[: idx.shape[0]])
         if bool((lin[1:] <= lin[:-1]).any()):
             raise ValueError(f"{fname}(): is_coalesced=True but the indices are not sorted and unique")
     pattern = wrap(COO(idx, v._data, shape, coalesced), v.dtype, v.device, sparse_coo)

@@ -12,7 +12,7 @@ from ._rowsort import gather_segment_sum, row_bucket_coalesce, row_bucket_order
 
 __all__ = [
     "coalesce", "sorted_runs", "coo_to_dense", "dense_to_coo", "coo_to_csr", "csr_to_coo", "csr_to_dense",
-    "dense_to_csr", "linear_index", "csr_row_indices",
+    "dense_to_csr", "linear_index", "csr_row_indices", "fits_int64", "joint_keys", "decode_keys",
 ]
 
 
@@ -24,6 +24,47 @@ def linear_index(be, indices, sizes):
         lin *= s
         lin += indices[d]
     return lin
+
+
+def fits_int64(sizes):
+    """True if every row-major linear index within ``sizes`` fits in int64 (else packing indices
+    into one key, ``row * ncols + col``, would wrap around and make distinct entries collide)."""
+    return max(_numel(sizes) - 1, 1).bit_length() <= 63
+
+
+def joint_keys(be, indices_list, sizes):
+    """Row-major order keys of the columns of several ``[ndim, n]`` index arrays, consistent
+    between the arrays: ``(keys per array, table)``.
+
+    Where the linear index fits in int64 the keys are linear indices and ``table`` is None.
+    Otherwise (e.g. a ``(2**33, 2**33)`` shape) each key is the rank of its index column among the
+    distinct columns in lexicographic order, and ``table`` holds those columns (``[ndim, K]``;
+    column ``k`` has key ``k``): the same order and equality as linear indices, never colliding.
+    :func:`decode_keys` maps keys back to index columns either way.
+    """
+    xp = be.xp
+    if fits_int64(sizes):
+        return [linear_index(be, i, sizes) for i in indices_list], None
+    cat = xp.concatenate(indices_list, axis=1) if len(indices_list) > 1 else indices_list[0]
+    n = cat.shape[1]
+    rank = xp.zeros(n, dtype=xp.int64)
+    table = cat[:, :0]
+    if n:
+        order, starts = _lex_runs(be, cat)
+        new = xp.zeros(n, dtype=xp.int64)
+        new[starts] = 1
+        rank[order] = xp.cumsum(new) - 1
+        table = cat[:, order[starts]]
+    keys, at = [], 0
+    for i in indices_list:
+        keys.append(rank[at: at + i.shape[1]])
+        at += i.shape[1]
+    return keys, table
+
+
+def decode_keys(be, keys, sizes, table):
+    """Index columns (``[ndim, len(keys)]``) of keys made by :func:`joint_keys`."""
+    return _unravel(be, keys, sizes) if table is None else table[:, keys]
 
 
 def _unravel(be, lin, sizes):

@@ -172,7 +172,7 @@ def _expand_pattern(be, p, shape):
     for d in range(lead + sd):
         idx[d] = combos[exp.index(d)] if d in exp else xp.repeat(p.indices[d - lead], c)
     if p.coalesced and nnz * c > 1:
-        keys = C.linear_index(be, idx, shape[: lead + sd])
+        (keys,), _ = C.joint_keys(be, [idx], shape[: lead + sd])
         if not bool((keys[1:] > keys[:-1]).all()):
             order = xp.argsort(keys)
             idx, rep = idx[:, order], rep[order]

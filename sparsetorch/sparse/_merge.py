@@ -223,8 +223,10 @@ def _compiled(be, a, b):
 
 
 def _scipy_ok(be, a, b):
+    # SciPy's merge builds row pointers: not for a COO whose row count dwarfs its entries
     return (be.name == "cpu" and a.values.ndim == 1 and a.values.dtype.kind == "f"
-            and a.nnz + b.nnz >= _SCIPY_MIN_NNZ)
+            and a.nnz + b.nnz >= _SCIPY_MIN_NNZ
+            and (a.__class__ is CSR or a.shape[0] <= 4 * (a.nnz + b.nnz) + 65536))
 
 
 def coo_add(be, a, b, beta):
@@ -254,6 +256,10 @@ def coo_add(be, a, b, beta):
         idx[0] = C.csr_row_indices(be, crow)
         idx[1] = col
         return COO(idx, vals, a.shape, True)
+    if not C.fits_int64(a.shape[:sd]):  # packed keys would overflow: ranks (lexicographic)
+        (ka, kb), table = C.joint_keys(be, [a.indices, b.indices], a.shape[:sd])
+        sk, vals = _union_keys(be, ka, a.values, kb, vb)
+        return COO(table[:, sk], vals, a.shape, True)
     sk, vals = _union_keys(be, keys_of(be, a), a.values, keys_of(be, b), vb)
     if sd == 2:
         idx = xp.empty((2, sk.shape[0]), dtype=xp.int64)
@@ -284,6 +290,9 @@ def csr_add(be, a, b, beta):
     if _scipy_ok(be, a, b):
         return CSR(*_csr_union_scipy(be, a.crow, a.col, a.values, b.crow, b.col, vb, a.shape), a.shape)
     m, n = a.shape
+    if not C.fits_int64(a.shape):  # packed keys would overflow: the lexicographic COO path
+        u = coo_add(be, C.csr_to_coo(be, a), C.csr_to_coo(be, b), beta)
+        return C.coo_to_csr(be, u, idt)
     sk, vals = _union_keys(be, keys_of(be, a), a.values, keys_of(be, b), vb)
     rows, col = xp.divmod(sk, n)
     return CSR(_crow_of(be, rows, m).astype(idt, copy=False), col.astype(idt, copy=False), vals, a.shape)
@@ -297,7 +306,10 @@ def intersect(be, a, b):
     xp = be.xp
     a = C.coalesce(be, a if a.__class__ is COO else C.csr_to_coo(be, a))
     b = C.coalesce(be, b if b.__class__ is COO else C.csr_to_coo(be, b))
-    ka, kb = keys_of(be, a), keys_of(be, b)
+    if C.fits_int64(a.shape[: a.sparse_dim]):
+        ka, kb = keys_of(be, a), keys_of(be, b)
+    else:  # packed keys would overflow: ranks in lexicographic order
+        (ka, kb), _ = C.joint_keys(be, [a.indices, b.indices], a.shape[: a.sparse_dim])
     if kb.shape[0] == 0 or ka.shape[0] == 0:
         hit = xp.zeros(ka.shape[0], dtype=bool)
     else:
