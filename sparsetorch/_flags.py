@@ -24,7 +24,7 @@ STATE = {
     "fp16_accumulation": False,
     "mkldnn_enabled": True,
     "mkldnn_deterministic": False,
-    "mkldnn_allow_tf32": True,
+    "mkldnn_allow_tf32": None,  # torch 2.13 reports None until it is set
 }
 
 

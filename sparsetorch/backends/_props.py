@@ -49,7 +49,8 @@ def saved_flags(module, values):
         yield
     finally:
         for name, v in old.items():
-            setattr(module, name, v)
+            if v is not None:  # as torch's set_flags: None leaves a flag as it is
+                setattr(module, name, v)
 
 
 _PRECISIONS = ("none", "ieee", "tf32", "bf16")
