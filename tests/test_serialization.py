@@ -20,6 +20,7 @@ import pytest
 import sparsetorch as st
 from sparsetorch import _dtype as D
 from sparsetorch.serialization import SerializationError, _format, load, save
+from sparsetorch.serialization._save import save_manifest
 
 def _from_np(a):
     """A tensor on ``a``'s buffer for every dtype (``from_numpy`` refuses ml_dtypes' bfloat16)."""
@@ -37,6 +38,14 @@ def roundtrip(obj, **load_kw):
     save(obj, buf)
     buf.seek(0)
     return load(buf, **load_kw)
+
+
+def roundtrip_manifest(obj):
+    """Through sparsetorch's own (older, JSON-manifest) format, which load still reads."""
+    buf = io.BytesIO()
+    save_manifest(obj, buf)
+    buf.seek(0)
+    return load(buf)
 
 
 def _bits(a):
@@ -165,7 +174,7 @@ def test_views_share_storage_like_torch():
     lone = st.arange(1000.0)[10:13]  # a lone view stores only its own 3 elements
     buf = io.BytesIO()
     save(lone, buf)
-    assert len(buf.getvalue()) < 1000
+    assert len(buf.getvalue()) < 2000  # not the base's 4000 bytes
     buf.seek(0)
     assert load(buf).tolist() == [10.0, 11.0, 12.0]
 
@@ -174,8 +183,8 @@ def test_tensor_attributes_and_buffers_are_kept():
     t = st.ones(2)
     t.tag = "weights"
     assert roundtrip(t).tag == "weights"
-    b = roundtrip(st.nn.Buffer(st.zeros(3), persistent=False))
-    assert type(b) is st.nn.Buffer and b.persistent is False and b.tolist() == [0.0] * 3
+    b = roundtrip(st.nn.Buffer(st.zeros(3), persistent=False))  # torch's format: a plain tensor
+    assert type(b) is st.Tensor and b.tolist() == [0.0] * 3
 
 
 # ---- containers and Python values ----
@@ -189,7 +198,7 @@ def test_nested_containers_and_scalars():
            "types": [st.float16, st.bool, st.device("cpu"), st.device("cuda", 1), st.sparse_csr,
                      st.Size([2, 3])],
            "np": [np.arange(5, dtype=np.uint16), np.float64(2.5), np.int32(-3), np.zeros((2, 0))]}
-    r = roundtrip(obj)
+    r = roundtrip_manifest(obj)
     assert r["a"][:8] == obj["a"][:8] and math.copysign(1, r["a"][5]) == -1
     assert struct.pack("<d", r["a"][8]) == struct.pack("<d", nan) and r["a"][9] == 1e-310
     assert r["b"][:7] == obj["b"][:7] and type(r["b"][5]) is bytearray
@@ -221,20 +230,20 @@ class Foo:
     ({"m": st.nn.Linear(2, 2)}, r"obj\['m'\]: .*Linear.*state_dict"),
 ])
 def test_unsavable_objects_raise_typeerror_naming_the_place(obj, where):
-    with pytest.raises(TypeError, match=where):
-        roundtrip(obj)
+    with pytest.raises(TypeError, match=where):  # the manifest format stores data only
+        roundtrip_manifest(obj)
 
 
 def test_cycles_and_deep_nesting_are_refused():
     a = [1]
     a.append(a)
     with pytest.raises(TypeError, match=r"obj\[1\]: the list contains itself"):
-        roundtrip(a)
+        roundtrip_manifest(a)
     deep = []
     for _ in range(300):
         deep = [deep]
     with pytest.raises(TypeError, match="nested more than"):
-        roundtrip(deep)
+        roundtrip_manifest(deep)
 
 
 # ---- modules and optimizers: state dicts, then training continues identically ----
@@ -356,8 +365,8 @@ def test_failed_save_keeps_previous_checkpoint_and_leaves_no_temp(tmp_path, monk
     p = tmp_path / "ckpt.st"
     save({"v": 1}, p)
     before = p.read_bytes()
-    with pytest.raises(TypeError, match=r"obj\['late'\]"):  # unsavable object found before writing
-        save({"big": st.randn(100), "late": Foo()}, p)
+    with pytest.raises((pickle.PicklingError, AttributeError)):  # unpicklable: found before writing
+        save({"big": st.randn(100), "late": lambda: 0}, p)
     assert p.read_bytes() == before and _listing(tmp_path) == ["ckpt.st"]
 
     def boom(self, name, buf):  # a crash in the middle of writing the data
@@ -440,7 +449,8 @@ def test_map_location_callable_gets_tensor_and_location():
     seen = []
     roundtrip([st.ones(1), st.zeros(2).to_sparse()],
               map_location=lambda s, loc: seen.append((type(s), s.layout, loc)))
-    assert seen == [(st.Tensor, st.strided, "cpu"), (st.Tensor, st.sparse_coo, "cpu")]
+    # called per storage, as torch does: a sparse tensor's indices and values come separately
+    assert seen == [(st.Tensor, st.strided, "cpu")] * 3
 
 
 def test_map_location_forms_match_torch():
@@ -454,18 +464,13 @@ def test_map_location_forms_match_torch():
         assert roundtrip({"t": st.ones(2)}, map_location=sml)["t"].tolist() == [1.0, 1.0]
 
 
-def test_torch_checkpoints_are_refused_with_a_clear_error():
+def test_torch_checkpoints_load():  # both torch formats (more in test_serialization_torch.py)
     torch = pytest.importorskip("torch")
-    buf = io.BytesIO()
-    torch.save({"t": torch.ones(2)}, buf)
-    buf.seek(0)
-    with pytest.raises(SerializationError, match="PyTorch checkpoint"):
-        load(buf)
-    buf = io.BytesIO()
-    torch.save(torch.ones(2), buf, _use_new_zipfile_serialization=False)
-    buf.seek(0)
-    with pytest.raises(SerializationError, match="pickle"):
-        load(buf)
+    for zipped in (True, False):
+        buf = io.BytesIO()
+        torch.save({"t": torch.ones(2)}, buf, _use_new_zipfile_serialization=zipped)
+        buf.seek(0)
+        assert load(buf)["t"].tolist() == [1.0, 1.0]
 
 
 def test_gpu_tensors_saved_as_host_data_and_mapped(tmp_path):

@@ -253,10 +253,12 @@ def codecs_encode(obj, encoding="utf-8"):
     return obj.encode("latin1")
 
 
-def make_bytearray(x=b""):
-    if type(x) not in (bytes, str, list):
+def make_bytearray(x=b"", encoding=None):
+    if type(x) is str and encoding in ("latin1", "latin-1"):
+        return bytearray(x.encode("latin1"))
+    if type(x) is not bytes or encoding is not None:
         bad(f"bytearray from {type(x).__name__}")
-    return bytearray(x.encode("latin1") if type(x) is str else x)
+    return bytearray(x)
 
 
 def make_set(items=()):

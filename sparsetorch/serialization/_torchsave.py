@@ -63,9 +63,11 @@ class _StorageRef:
 class _TorchPickler(pickle._Pickler):
     dispatch = dict(pickle._Pickler.dispatch)
 
-    def __init__(self, file, protocol, legacy=False):
+    def __init__(self, file, protocol, legacy=False, uses=None):
         super().__init__(file, protocol)
         self.legacy = legacy
+        self.counting = uses is None  # the first pass only counts the tensors viewing each buffer
+        self.uses = {} if uses is None else uses  # id(root ndarray) -> number of tensors
         self.storages = []  # _StorageRef in key order
         self.roots = {}  # id(root ndarray) -> (root, _StorageRef)
 
@@ -77,26 +79,29 @@ class _TorchPickler(pickle._Pickler):
 
     # ---- storages ----
     def _new_storage(self, flat, dt, location):
-        ref = _StorageRef(_as_bytes(flat), dt, str(len(self.storages)), location, flat.size)
+        ref = _StorageRef(None if self.counting else _as_bytes(flat), dt, str(len(self.storages)), location, flat.size)
         self.storages.append(ref)
         return ref
 
     def _dense_storage(self, a, dt, location):
-        """(storage, offset, stride) for strided data ``a``: a view of a plain C-contiguous root
-        buffer shares that buffer's storage; anything else is stored as its own elements."""
+        """(storage, offset, stride) for strided data ``a``: tensors viewing one plain
+        C-contiguous root buffer share that buffer's storage (as torch's views share theirs); a
+        lone view is stored as its own elements, never the rest of its base."""
         root = a
         while isinstance(root.base, np.ndarray):
             root = root.base
+        if self.counting:
+            self.uses[id(root)] = self.uses.get(id(root), 0) + 1
         isz = a.dtype.itemsize
         start = root.__array_interface__["data"][0] if root.size else 0
         off = a.__array_interface__["data"][0] - start if root.size else 0
-        if (location == "cpu" and root.base is None and root.flags.c_contiguous and root.dtype == a.dtype
+        if (location == "cpu" and self.uses.get(id(root), 0) > 1 and root.base is None and root.flags.c_contiguous and root.dtype == a.dtype
                 and a.size and off % isz == 0 and all(s >= 0 and s % isz == 0 for s in a.strides)):
             hit = self.roots.get(id(root))
             if hit is None:
                 hit = self.roots[id(root)] = (root, self._new_storage(root.reshape(-1), dt, location))
             return hit[1], off // isz, tuple(s // isz for s in a.strides)
-        c = np.ascontiguousarray(a)
+        c = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
         stride, acc = [], 1
         for n in reversed(c.shape):
             stride.append(acc)
@@ -110,7 +115,7 @@ class _TorchPickler(pickle._Pickler):
 
     def _component(self, a, dt, location):
         """A sparse tensor's index or value array, as a plain tensor of its own storage."""
-        c = np.ascontiguousarray(a)
+        c = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
         st = self._new_storage(c.reshape(-1), dt, location)
         stride, acc = [], 1
         for n in reversed(c.shape):
@@ -191,16 +196,32 @@ def _save_size(self, s):
     self.save_reduce(_g("torch", "Size"), (tuple(int(x) for x in s),), obj=s)
 
 
+def _save_bytes(self, b):
+    if self.proto >= 3:
+        pickle._Pickler.save_bytes(self, b)
+    else:  # as protocol 2 does, but b"" too (pickle writes builtins.bytes(), which torch refuses)
+        self.save_reduce(_g("_codecs", "encode"), (str(b, "latin1"), "latin1"), obj=b)
+
+
 _TorchPickler.dispatch.update({
+    bytes: _save_bytes,
     _Global: _save_global, _Reduced: _save_reduced, Tensor: _save_tensor, Parameter: _save_tensor,
     Buffer: _save_tensor, D.dtype: _save_dtype, device: _save_device, layout: _save_layout,
     Size: _save_size,
 })
 
 
+class _Null:
+    def write(self, b):
+        pass
+
+
 def _pickle(obj, protocol, legacy=False):
+    """(pickle bytes, storages): a counting pass finds which buffers several tensors view."""
+    counter = _TorchPickler(_Null(), protocol, legacy)
+    counter.dump(obj)
     f = io.BytesIO()
-    p = _TorchPickler(f, protocol, legacy)
+    p = _TorchPickler(f, protocol, legacy, counter.uses)
     p.dump(obj)
     return f.getbuffer(), p.storages
 
