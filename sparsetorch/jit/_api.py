@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import typing
+import warnings
 
 from ..nn.modules.module import Module
 
@@ -37,6 +38,12 @@ _builtin_isinstance = isinstance
 
 class Error(RuntimeError):
     """torch.jit.Error: an exception raised from TorchScript code (never, when run eagerly)."""
+
+
+def _deprecated(name):
+    """torch 2.13 deprecates TorchScript's entry points with this warning."""
+    warnings.warn(f"`torch.jit.{name}` is deprecated. Please switch to `torch.compile` or "
+                  "`torch.export`.", DeprecationWarning, stacklevel=3)
 
 
 _NO_GRAPH = ("sparsetorch.jit runs {what} eagerly (torch's backend='eager' semantics): there is "
@@ -101,12 +108,14 @@ class ScriptModule(Module):
 
 def script_method(fn):
     """Marks a method of a ScriptModule for compilation: kept as it is."""
+    _deprecated("script_method")
     return fn
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Scripts a module, function or class: modules and classes come back unchanged, functions
     as a :class:`ScriptFunction`; all run eagerly with the same results."""
+    _deprecated("script")
     if _builtin_isinstance(obj, (Module, ScriptFunction, type)):
         return obj
     if callable(obj):
@@ -132,6 +141,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
           _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
     """Traces a function or module: runs it once on the example inputs (as torch does) and
     returns the module itself / a :class:`ScriptFunction`; later calls run the Python code."""
+    _deprecated("trace")
     if _builtin_isinstance(func, (Module, ScriptFunction)):
         _run_example(func, example_inputs, example_kwarg_inputs, "trace")
         return func
@@ -146,6 +156,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
                  _compilation_unit=None, example_inputs_is_kwarg=False, _store_inputs=True):
     """Traces the methods named in ``inputs`` (``{"forward": example_inputs}``): each is run once;
     the module comes back unchanged."""
+    _deprecated("trace_module")
     if not _builtin_isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not _builtin_isinstance(inputs, dict):

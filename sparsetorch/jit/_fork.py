@@ -1,6 +1,8 @@
 """torch.jit.fork / wait and the Future they exchange, run eagerly: ``fork`` calls the function
 at once and returns a completed Future (TorchScript would run it on another thread)."""
 
+import warnings
+
 __all__ = ["Future", "fork", "wait"]
 
 
@@ -68,6 +70,8 @@ class Future:
 
 def fork(func, *args, **kwargs):
     """Runs ``func(*args, **kwargs)`` (now) and returns a Future holding its result."""
+    warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
+                  DeprecationWarning, stacklevel=2)
     fut = Future()
     try:
         fut.set_result(func(*args, **kwargs))
