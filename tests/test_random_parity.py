@@ -197,3 +197,19 @@ def test_state_errors():
     bad[8:12] = 0  # left == 0 is not a valid mt19937 state
     with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
         g.set_state(st.tensor(bad))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_non_contiguous_fills_follow_memory_order(dtype):
+    def fills(L):
+        d = getattr(L, dtype)
+        base = L.zeros(6, 20, dtype=d)
+        t = base.t()  # memory order differs from logical order
+        s = L.zeros(6, 40, dtype=d)[:, ::2]  # logical order, but not contiguous
+        return L.cat([
+            t.uniform_(-1, 2).reshape(-1), t.normal_().reshape(-1), s.normal_(1, 2).reshape(-1),
+            t.bernoulli_(0.4).reshape(-1), t.random_(0, 50).reshape(-1),
+            t.exponential_().reshape(-1), t.bernoulli_(L.full((20, 1), 0.5, dtype=d)).reshape(-1),
+        ])
+
+    both(fills, calls=2)

@@ -232,14 +232,15 @@ def normal_double_samples(g, n):
     return out
 
 
-def normal(g, shape, dt, mean=0.0, std=1.0):
-    """``normal_(mean, std)``: the vectorised 16-wide Box-Muller for 16 or more elements, the
-    scalar double Box-Muller (with its cached sample) below that."""
+def normal(g, shape, dt, mean=0.0, std=1.0, contiguous=True):
+    """``normal_(mean, std)``: the vectorised 16-wide Box-Muller for contiguous tensors of 16 or
+    more elements, the scalar double Box-Muller (with its cached sample) otherwise."""
     if dt.is_complex:
         s, real = _complex_pair(shape, dt)
-        return normal(g, s, real, mean, std / math.sqrt(2)).view(dt.np).reshape(shape)
+        out = normal(g, s, real, mean, std / math.sqrt(2), contiguous)
+        return out.view(dt.np).reshape(shape)
     n = _size(shape)
-    if n >= 16:
+    if n >= 16 and contiguous:
         return _normal_fill(g, n, dt, mean, std).reshape(shape)
     z = normal_double_samples(g, n)
     return (z * f64(std) + f64(mean)).astype(dt.np).reshape(shape)

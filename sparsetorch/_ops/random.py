@@ -11,6 +11,7 @@ a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass th
 
 import math
 import numbers
+import warnings
 
 import numpy as np  # host-side RNG draws; kernels below still use be.xp only
 
@@ -128,23 +129,55 @@ def _from_to(g, shape, dt, lo, hi):
     return SM.random_from_to(g, shape, dt, hi - lo, lo)
 
 
+def _continuous(dt, what, shown):
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            f"{what} distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {shown}"
+        )
+
+
 def _float_only(dt, kernel):
     if not (dt.is_floating_point or dt.is_complex):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TORCH_NAMES[dt.name]}'")
 
 
+_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+            "int32": "int", "int64": "long int", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
 def _check_from_to(lo, hi, dt):
-    """[lo, hi) for random_/randint: torch's ordering and dtype-range checks."""
+    """[lo, hi) for random_/randint: torch's ordering and dtype-range checks (and its warning
+    for floating ends beyond the integers the dtype holds exactly)."""
     if lo >= hi:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
         )
-    if not (dt.is_floating_point or dt.is_complex):
+    if dt.is_complex:
+        return
+    name = _C_NAMES.get(dt.name, dt.name)
+    if dt.is_floating_point:
+        fi = D.finfo(dt)
+        mn, mx = float(fi.min), float(fi.max)
+    else:
         mn, mx = int_bounds(dt)
-        if lo < mn:
-            raise RuntimeError(f"from is out of bounds for {dt.name}")
-        if hi - 1 > mx:
-            raise RuntimeError(f"to - 1 is out of bounds for {dt.name}")
+    if lo < mn or lo > mx:
+        raise RuntimeError(f"from is out of bounds for {name}")
+    if hi - 1 < mn or hi - 1 > mx:
+        raise RuntimeError(f"to - 1 is out of bounds for {name}")
+    if dt.is_floating_point:
+        digits = int_bounds(dt)[1].bit_length() - 1
+        for v, what in ((lo, "from"), (hi - 1, "to - 1")):
+            if not -(1 << digits) <= v <= 1 << digits:
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {name} can support discrete uniform distribution only within "
+                    "this range. This warning will become an error in version 1.7 release, "
+                    "please fix the code in advance",
+                    UserWarning,
+                    stacklevel=3,
+                )
 
 
 # ---- random factories ----
@@ -499,6 +532,18 @@ def _overwrite(self, name, op, values):
     return inplace(lambda src, v: call(op, (src,), (v,)), self, (data,), None, name)
 
 
+def _in_order(self, draw):
+    """``draw(shape, contiguous)`` in the order torch's TensorIterator fills ``self``: memory
+    order (dimensions from the largest stride to the smallest), returned in logical order."""
+    shape = tuple(self.shape)
+    if len(shape) < 2 or self.is_contiguous():
+        return draw(shape, True)
+    strides = self.stride()
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    values = draw(tuple(shape[d] for d in order), False)
+    return np.transpose(values, np.argsort(order))
+
+
 def _dense_self(self, name):
     check_tensor(self, name, "self")
     if self.layout is not strided:
@@ -508,7 +553,7 @@ def _dense_self(self, name):
 
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     """Fills ``input`` with numbers drawn uniformly from ``[from_, to)``."""
-    shape = _dense_self(input, "uniform_")
+    _dense_self(input, "uniform_")
     dt = input.dtype
     _float_only(dt, "check_uniform_bounds")
     if from_ > to:
@@ -519,18 +564,20 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
         raise RuntimeError(
             f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for {dt.name}"
         )
-    values = SM.uniform(check_generator(generator, "uniform_"), shape, dt, float(from_), float(to))
+    g = check_generator(generator, "uniform_")
+    values = _in_order(input, lambda s, c: SM.uniform(g, s, dt, float(from_), float(to)))
     return _overwrite(input, "uniform_", _uniform_op, values)
 
 
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     """Fills ``input`` with samples from N(``mean``, ``std``**2)."""
-    shape = _dense_self(input, "normal_")
+    _dense_self(input, "normal_")
     dt = input.dtype
     _float_only(dt, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    values = SM.normal(check_generator(generator, "normal_"), shape, dt, float(mean), float(std))
+    g = check_generator(generator, "normal_")
+    values = _in_order(input, lambda s, c: SM.normal(g, s, dt, float(mean), float(std), c))
     return _overwrite(input, "normal_", _normal_fill_op, values)
 
 
@@ -546,11 +593,16 @@ def bernoulli_(input, p=0.5, *, generator=None):
                 f"self of shape {list(shape)}"
             )
         probs = np.ascontiguousarray(np.broadcast_to(_check_prob_tensor(p, "bernoulli_"), shape))
-        values = SM.bernoulli_tensor(rng, probs, input.dtype)
+        if input.ndim >= 2 and not input.is_contiguous():
+            order = sorted(range(input.ndim), key=lambda d: -input.stride()[d])
+            drawn = SM.bernoulli_tensor(rng, np.ascontiguousarray(probs.transpose(order)), input.dtype)
+            values = np.transpose(drawn, np.argsort(order))
+        else:
+            values = SM.bernoulli_tensor(rng, probs, input.dtype)
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        values = SM.bernoulli_scalar(rng, shape, input.dtype, p)
+        values = _in_order(input, lambda s, c: SM.bernoulli_scalar(rng, s, input.dtype, p))
     return _overwrite(input, "bernoulli_", _bernoulli_fill_op, values)
 
 
@@ -586,14 +638,15 @@ def random_(input, *args, generator=None, **kwargs):
     """Fills ``input`` with integers from ``[from, to)``; ``random_(to)`` means ``[0, to)``,
     ``random_(from, None)`` ``[from, max]`` and ``random_()`` ``[0, max]`` for the dtype (``max``
     of a floating dtype: ``2**mantissa_digits``)."""
-    shape = _dense_self(input, "random_")
+    _dense_self(input, "random_")
     dt = input.dtype
     if dt.is_complex:
         raise NotImplementedError(f"\"random_\" not implemented for '{TORCH_NAMES[dt.name]}'")
     lo, hi, full = _random_args(args, kwargs)
     g = check_generator(generator, "random_")
     if full:  # torch's uniform_int over [0, max]
-        return _overwrite(input, "random_", _random_op, SM.random_int(g, shape, dt))
+        values = _in_order(input, lambda s, c: SM.random_int(g, s, dt))
+        return _overwrite(input, "random_", _random_op, values)
     if hi is None:
         if dt is D.int64 and lo == -(1 << 63):
             hi = 1 << 63
@@ -604,18 +657,19 @@ def random_(input, *args, generator=None, **kwargs):
     else:
         hi = int(hi)
     _check_from_to(lo, hi, dt)
-    values = _from_to(g, shape, dt, lo, hi)
+    values = _in_order(input, lambda s, c: _from_to(g, s, dt, lo, hi))
     return _overwrite(input, "random_", _random_op, values)
 
 
 def exponential_(input, lambd=1.0, *, generator=None):
     """Fills ``input`` with samples from the exponential distribution with rate ``lambd``."""
-    shape = _dense_self(input, "exponential_")
+    _dense_self(input, "exponential_")
     dt = input.dtype
-    _float_only(dt, "exponential_cpu")
+    _continuous(dt, "Exponential", TORCH_NAMES[dt.name])
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    values = SM.exponential(check_generator(generator, "exponential_"), shape, dt, float(lambd))
+    g = check_generator(generator, "exponential_")
+    values = _in_order(input, lambda s, c: SM.exponential(g, s, dt, float(lambd)))
     return _overwrite(input, "exponential_", _exponential_op, values)
 
 
@@ -627,34 +681,35 @@ _log_normal_op = _sampling_op("log_normal")
 def geometric_(input, p, *, generator=None):
     """Fills ``input`` with samples of the geometric distribution (trials to the first success,
     success probability ``p``)."""
-    shape = _dense_self(input, "geometric_")
+    _dense_self(input, "geometric_")
     if input.dtype.is_complex:
         raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{TORCH_NAMES[input.dtype.name]}'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    values = SM.geometric(check_generator(generator, "geometric_"), shape, input.dtype, float(p))
+    g = check_generator(generator, "geometric_")
+    values = _in_order(input, lambda s, c: SM.geometric(g, s, input.dtype, float(p)))
     return _overwrite(input, "geometric_", _geometric_op, values)
 
 
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     """Fills ``input`` with samples of the Cauchy distribution."""
-    shape = _dense_self(input, "cauchy_")
+    _dense_self(input, "cauchy_")
     dt = input.dtype
-    _float_only(dt, "cauchy_cpu")
+    _continuous(dt, "Cauchy", _C_NAMES.get(dt.name, dt.name))
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     g = check_generator(generator, "cauchy_")
-    values = SM.cauchy(g, shape, dt, float(median), float(sigma))
+    values = _in_order(input, lambda s, c: SM.cauchy(g, s, dt, float(median), float(sigma)))
     return _overwrite(input, "cauchy_", _cauchy_op, values)
 
 
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     """Fills ``input`` with samples whose logarithm is N(``mean``, ``std``**2)."""
-    shape = _dense_self(input, "log_normal_")
+    _dense_self(input, "log_normal_")
     dt = input.dtype
     _float_only(dt, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     g = check_generator(generator, "log_normal_")
-    values = SM.log_normal(g, shape, dt, float(mean), float(std))
+    values = _in_order(input, lambda s, c: SM.log_normal(g, s, dt, float(mean), float(std)))
     return _overwrite(input, "log_normal_", _log_normal_op, values)
