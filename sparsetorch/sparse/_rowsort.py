@@ -40,6 +40,8 @@ def row_bucket_coalesce(be, rows, cols, vals, nrows):
     ``vals``, or None when the kernel can't be used."""
     if vals.ndim != 1 or vals.dtype.kind not in "fiuc" or vals.dtype.itemsize < 2:
         return None
+    if vals.dtype.kind == "f" and vals.dtype.itemsize == 2:
+        return None  # float16 has no numba type: NumPy's packed-key sort sums it
     k = _kernels(be)
     if k is None:
         return None
