@@ -119,7 +119,7 @@ def cuda_backend(index=None):
             f"CUDA error: invalid device ordinal: device cuda:{index} was requested but only {n} "
             f"CUDA device(s) exist (valid indices 0..{n - 1})."
         )
-    from ._xpcompat import compat_namespace, compat_sparse
+    from ._xpcompat import compat_namespace, compat_sparse, compat_special
 
     if _FAKE > 0:
         be = Backend("cuda", _compat_xp(compat_namespace, numpy), compat_sparse(scipy.sparse),
@@ -135,7 +135,7 @@ def cuda_backend(index=None):
                 if get() != i:
                     put(i)
         be = Backend("cuda", _compat_xp(compat_namespace, cupy), cupyx.scipy.sparse,
-                     cupyx.scipy.special, index, act)
+                     compat_special(cupyx.scipy.special, scipy.special, cupy), index, act)
     _cuda[index] = be
     return be
 

@@ -38,7 +38,8 @@ _NATIVE_AT = {
 _NATIVE_REDUCEAT = frozenset(("add",))
 _NATIVE_ACCUMULATE = frozenset(("add", "multiply"))
 # the ufuncs wrapped (the ones whose .at/.reduceat/.accumulate the kernels use or may use)
-_WRAPPED = ("add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_or",
+_WRAPPED = ("add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "logaddexp",
+            "logaddexp2", "logical_or",
             "logical_and", "bitwise_or", "bitwise_and", "bitwise_xor")
 
 
@@ -247,3 +248,35 @@ def _union1d(ns):
 
 
 _FALLBACKS = {"union1d": _union1d}
+
+
+# ---- special functions: cupyx.scipy.special's gaps filled by SciPy on the host ----
+
+
+def compat_special(base, host, xp):
+    """``base`` (cupyx.scipy.special) where it has the function; elsewhere SciPy's version run on
+    the host (arguments copied there and the result back), so rare functions (Airy, spherical
+    Bessel, the orthogonal polynomials) work on a GPU at the cost of two copies."""
+    ns = types.ModuleType("sparsetorch_compat_special", __doc__)
+    cache = ns.__dict__
+
+    def __getattr__(name):
+        try:
+            v = getattr(base, name)
+        except AttributeError:
+            v = _via_host(getattr(host, name), xp)
+        cache[name] = v
+        return v
+
+    ns.__getattr__ = __getattr__
+    return ns
+
+
+def _via_host(fn, xp):
+    def on_host(*args, **kwargs):
+        hargs = [a.get() if isinstance(a, xp.ndarray) else a for a in args]
+        r = fn(*hargs, **kwargs)
+        return tuple(xp.asarray(t) for t in r) if isinstance(r, tuple) else xp.asarray(r)
+
+    on_host.__name__ = getattr(fn, "__name__", "special")
+    return on_host

@@ -118,3 +118,30 @@ def test_writeable_without_a_flag():
     assert not writeable(like_cupy((0, 8), (3, 2)))
     assert writeable(like_cupy((16, 8), (3, 2)))
     assert writeable(like_cupy((0,), (1,)))  # a size-1 dimension may have any stride
+
+
+def test_compat_special_fills_gaps_from_the_host():
+    """cupyx.scipy.special lacks e.g. airy, spherical_jn and the eval_* polynomials: the compat
+    namespace runs SciPy's on the host (a stand-in array type models CuPy's ``.get()``)."""
+    import types
+
+    import scipy.special
+
+    from sparsetorch._xpcompat import compat_special
+
+    class Dev(np.ndarray):
+        def get(self):
+            return np.asarray(self)
+
+    xp = types.SimpleNamespace(ndarray=Dev, asarray=lambda a: np.asarray(a).view(Dev))
+    ns = compat_special(types.SimpleNamespace(erf=scipy.special.erf), scipy.special, xp)
+    x = np.linspace(-1, 1, 7).view(Dev)
+    assert ns.erf is scipy.special.erf  # the device version where it exists
+    r = ns.eval_chebyt(3, x)
+    assert isinstance(r, Dev)
+    np.testing.assert_array_equal(np.asarray(r), scipy.special.eval_chebyt(3, np.asarray(x)))
+    ai = ns.airy(x)
+    assert isinstance(ai, tuple) and len(ai) == 4 and isinstance(ai[0], Dev)
+    np.testing.assert_array_equal(np.asarray(ai[0]), scipy.special.airy(np.asarray(x))[0])
+    with pytest.raises(AttributeError):
+        ns.no_such_function

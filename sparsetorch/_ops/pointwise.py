@@ -207,7 +207,7 @@ angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else 
 # ---- unary with parameters ----
 
 _polygamma_op = defop(
-    "polygamma", {S: lambda be, x, n: be.special.polygamma(n, x)}, params=("n",),
+    "polygamma", {S: lambda be, x, n: be.special.polygamma(be.xp.asarray(n), x)}, params=("n",),
     grads={"input": lambda grad, input, n: grad * polygamma(n + 1, input)}, zero_preserving=False,
 )
 

@@ -9,6 +9,8 @@ ops with several results build them from one stable sort of the payload, with ``
 
 import builtins
 
+import numpy as np  # host-side: histc computes its bin edges once on the host
+
 from .. import _dtype as D
 from .._dispatch import call, defop, get_backend, wrap
 from .._layout import strided
@@ -163,8 +165,18 @@ def _histc_kernel(be, x, bins, lo, hi):
     if lo == hi:  # torch widens a degenerate range by one on each side
         lo, hi = lo - 1, hi + 1
     x = x[~xp.isnan(x)] if x.dtype.kind == "f" else x
-    counts, _ = xp.histogram(x, bins=bins, range=(lo, hi))
-    return counts
+    # NumPy's binning written out (so NumPy and CuPy count an element on a bin edge alike): the
+    # scaled position, then a one-step correction against the edges, computed once on the host
+    bt = np.result_type(lo, hi, np.empty(0, x.dtype if x.dtype.kind == "f" else np.float64))
+    edges = np.linspace(lo, hi, bins + 1, endpoint=True, dtype=bt)
+    x = x.astype(bt, copy=False)
+    x = x[(x >= edges[0]) & (x <= edges[-1])]
+    e = xp.asarray(edges)
+    idx = ((x - e[0]) * (bins / (edges[-1] - edges[0]))).astype(xp.int64)
+    idx[idx == bins] = bins - 1
+    idx[x < e[idx]] -= 1
+    idx[(x >= e[idx + 1]) & (idx != bins - 1)] += 1
+    return xp.bincount(idx, minlength=bins)[:bins]
 
 
 _histc_op = defop("histc", {S: _histc_kernel}, params=("bins", "min", "max"))

@@ -24,6 +24,7 @@ Speed (PERF-NOTES.md, spike 2):
 import os
 
 from .._memory import check_dense_alloc
+from . import _cuda
 from ._convert import coalesce, csr_row_indices
 from ._payload import COO, CSR
 
@@ -244,7 +245,8 @@ def _scipy_spmm(be, crow, col, v, shape, x):
     sp = be.sp
     if be.name != "cpu":
         check_int32_limits(be, v.shape[0], shape, "sparse @ dense")
-        return sp.csr_matrix((v, col, crow), shape=shape) @ x
+        r = _cuda.csr_dense(be, v, col, crow, shape, x)  # row-major cuSPARSE SpMM (real GPU)
+        return r if r is not None else sp.csr_matrix((v, col, crow), shape=shape) @ x
     if v.shape[0] * x.shape[1] < _PAR_WORK * 8:
         return sp.csr_matrix((v, col, crow), shape=shape) @ x
     # SciPy's CSR @ dense releases the GIL: row blocks on a thread pool (sub-CSR views)
@@ -325,6 +327,9 @@ def sddmm(be, left, right, p):
             bd = xp.linspace(0, nnz, nblk + 1).astype(xp.int64)
             nb.sddmm_par(rows, cols, left, right, out, bd, zero)
         return out
+    r = _cuda.sddmm(be, rows, cols, left, right)  # one warp per entry (real GPU)
+    if r is not None:
+        return r
     # chunks bound the gathered temporaries: by CPU cache on the CPU, by memory on a GPU
     # (where each chunk costs several kernel launches)
     chunk = _CHUNK if be.name == "cpu" else max(_CHUNK, _GPU_TEMP_BYTES // (k * dt.itemsize))

@@ -10,7 +10,7 @@ import sparsetorch as st
 
 from ..opdb import OP_DB
 from ..opdb._core import layout_variants
-from ._util import CUDA_MARKS, SLICE, assert_close, assert_on, tensors, to_device
+from ._util import CUDA_MARKS, FAKE, SLICE, assert_close, assert_on, tensors, to_device
 
 pytestmark = CUDA_MARKS
 
@@ -40,9 +40,17 @@ def _tol(dtype):
     return (1e-3, 1e-3) if dtype is st.float16 else (1e-5, 1e-5)
 
 
+# samples whose result torch itself leaves undefined on CUDA: a non-accumulating write through
+# repeated indices (``x[[0, 0]] = v``: which write lands is up to the GPU's thread order, as in
+# torch's index_put_; the CPU's last-write-wins is checked by the CPU suite)
+_UNDEFINED_ON_GPU = {("setitem", "8"), ("setitem", "10")}
+
+
 @pytest.mark.parametrize("info,dtype", CASES)
 def test_op_on_device_matches_cpu(info, dtype, device):
     for s in info.sample_inputs(dtype, False):
+        if not FAKE and (info.name, s.name) in _UNDEFINED_ON_GPU:
+            continue
         want = info.op(*s.args, **s.kwargs)
         got, args = _run(info, s, device)
         if tensors(args) or info.name in _CREATION:

@@ -33,7 +33,7 @@ from ..._layout import sparse_coo, strided
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...sparse import _convert as C
-from ...sparse import _threads
+from ...sparse import _cuda, _threads
 from ...sparse._spmm import check_int32_limits
 from ...sparse._payload import COO
 from .._kernels import embedding as K
@@ -206,8 +206,10 @@ def _bag_sum_numpy(be, w, psw, ctx):
     B = ctx.bounds.size - 1
     lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
     check_int32_limits(be, hi - lo, (B, w.shape[0]), "EmbeddingBag")
-    a = be.sp.csr_matrix((data[lo:hi], ctx.ids[lo:hi], ctx.bounds - lo), shape=(B, w.shape[0]))
-    out = xp.asarray(a @ w, dtype=w.dtype)
+    out = _cuda.csr_dense(be, data[lo:hi], ctx.ids[lo:hi], ctx.bounds - lo, (B, w.shape[0]), w)
+    if out is None:
+        a = be.sp.csr_matrix((data[lo:hi], ctx.ids[lo:hi], ctx.bounds - lo), shape=(B, w.shape[0]))
+        out = xp.asarray(a @ w, dtype=w.dtype)
     if ctx.scale is not None:
         out /= ctx.scale[:, None]
     return out
@@ -296,6 +298,13 @@ def _bag_grad_numpy(be, g, ctx):
         c[ids == ctx.pad] = 0
     uniq, inv = xp.unique(ids, return_inverse=True)
     check_int32_limits(be, ids.size, (B, uniq.size), "EmbeddingBag backward")
+    if _cuda.csr_dense_applies(be, g):  # the transposed pattern as CSR: row-major SpMM
+        order = xp.argsort(inv, kind="stable")
+        crow = xp.zeros(uniq.size + 1, xp.int64)
+        xp.cumsum(xp.bincount(inv, minlength=uniq.size), out=crow[1:])
+        out = _cuda.csr_dense(be, c[order], bag[order], crow, (uniq.size, B), g)
+        if out is not None:
+            return uniq.astype(xp.int64), out
     a = be.sp.csr_matrix((c, (bag, inv)), shape=(B, uniq.size))
     return uniq.astype(xp.int64), xp.asarray(a.T @ g, dtype=g.dtype)
 
