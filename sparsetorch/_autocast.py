@@ -4,8 +4,9 @@ The state is per thread (ContextVars, as torch's thread-local autocast flags). A
 torch's autocast lists checks one flag at its entry, ``active()``; only when it is set does
 :func:`run` cast the op's floating tensor arguments (float64 ones excepted, as torch) to the
 autocast dtype (``LOWER`` list: matmul, mm, bmm, addmm, linear, conv*, ...) or to float32 (``FP32``
-list: losses, prod, cdist, linalg, ...), and call the op with autocast excluded, so the ops it is
-built from are not cast again (``EXCLUDE``: ops built from listed ops whose torch counterpart is
+list: losses, prod, cdist, linalg, ...) or to the widest floating dtype among them (``PROMOTE``:
+index_copy), and call the op with autocast excluded, so the ops it is built from are not cast
+again (``EXCLUDE``: ops built from listed ops whose torch counterpart is
 not on a list; they run their parts uncast).
 
 Ground floor: imports only ``_dtype``; tensors are cast through their own ``.to`` method.
@@ -13,12 +14,13 @@ The public API (``sparsetorch.autocast``, ``sparsetorch.amp``) is in ``sparsetor
 """
 
 import contextvars
+import functools
 
 from . import _dtype as D
 
-__all__ = ["LOWER", "FP32", "EXCLUDE", "active", "state", "run", "refresh"]
+__all__ = ["LOWER", "FP32", "PROMOTE", "EXCLUDE", "active", "state", "run", "refresh", "policy"]
 
-LOWER, FP32, EXCLUDE = "lower", "fp32", "exclude"
+LOWER, FP32, PROMOTE, EXCLUDE = "lower", "fp32", "promote", "exclude"
 
 # the autocast dtype of each device type before anyone sets one (torch 2.13)
 DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16}
@@ -61,7 +63,7 @@ def run(fn, policy, args, kwargs):
     s = state()
     dev = _device_type(args, kwargs)
     if dev is not None and s.enabled.get(dev, False) and policy is not EXCLUDE:
-        target = s.dtype[dev] if policy is LOWER else D.float32
+        target = s.dtype[dev] if policy is LOWER else D.float32 if policy is FP32 else _widest(args)
         cache = s.cache if s.cache_enabled and policy is LOWER else None
         args = tuple([_cast(a, target, dev, cache) for a in args])
         if kwargs:
@@ -71,6 +73,30 @@ def run(fn, policy, args, kwargs):
         return fn(*args, **kwargs) if kwargs else fn(*args)
     finally:
         _ACTIVE.reset(token)
+
+
+def policy(kind):
+    """Decorator for a listed public op off the hot path (hot ones, such as ``mm``, make the
+    ``active()`` check in their own body and call :func:`run` themselves)."""
+
+    def deco(fn):
+        def op(*args, **kwargs):
+            if _ACTIVE.get():
+                return run(fn, kind, args, kwargs)
+            return fn(*args, **kwargs)
+
+        return functools.update_wrapper(op, fn)
+
+    return deco
+
+
+def _widest(args):
+    w = None
+    for a in args:
+        d = getattr(a, "dtype", None)
+        if d.__class__ is D.dtype and d.is_floating_point:
+            w = d if w is None else D.promote_types(w, d)
+    return w
 
 
 def _device_type(args, kwargs):

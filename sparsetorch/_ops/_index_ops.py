@@ -2,6 +2,7 @@
 (re-exported by :mod:`.indexing`). Gradients: index_select <-> index_add; index_copy and
 index_fill zero the written slices of the input's gradient."""
 
+from .. import _autocast as _ac
 from .. import _dispatch
 from .. import _dtype as D
 from .._dispatch import call, composite, defop
@@ -113,6 +114,7 @@ _index_copy_op = defop(
 )
 
 
+@_ac.policy(_ac.PROMOTE)
 def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with the slices at ``index`` along ``dim`` replaced by ``source``'s."""
     check_tensor(input, "index_copy")

@@ -7,6 +7,7 @@ derivative formulas see explicit subscripts only. Re-exported by ``linalg.py``.
 
 import inspect
 
+from .. import _autocast as _ac
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
@@ -151,6 +152,7 @@ def _sublist_equation(args):
     return ",".join(terms) + ("" if out is None else "->" + out), ops
 
 
+@_ac.policy(_ac.LOWER)  # torch's einsum runs through bmm, on its autocast list
 def einsum(equation, *operands):
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``; operands may also be one list, and
     torch's sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted."""
@@ -184,6 +186,7 @@ def einsum(equation, *operands):
     return call(_einsum_op(len(operands)), tuple(operands), (eq, tuple(ins), out_sub))
 
 
+@_ac.policy(_ac.LOWER)
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over ``dims`` (an int: the last ``dims`` of ``a`` with the first of ``b``;
     or two lists of dims)."""

@@ -8,6 +8,7 @@ derivatives. ``einsum``/``tensordot`` live in ``einsum.py``; diagonals, triangle
 and kron in ``matrix.py``; both are re-exported here, so ``__all__`` is the whole family.
 """
 
+from .. import _autocast as _ac
 from .._backend import CPU, get_backend
 from .._dtype import bfloat16
 from .._device import CPU as CPU_DEVICE
@@ -26,6 +27,7 @@ from .matrix import (  # noqa: F401 - re-exported public ops
 S = (strided,)
 SS = (strided, strided)
 _grad_enabled = GRAD_ENABLED.get
+_ac_active = _ac.active
 
 __all__ = [
     "mm", "matmul", "rmatmul", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
@@ -171,6 +173,8 @@ def _fast_ok(a, b):  # profiling: the generic path, which call() times
 
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors ``(n, m) @ (m, p)``."""
+    if _ac_active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
+        return _ac.run(mm, _ac.LOWER, (input, mat2), {"out": out})
     if _fast_ok(input, mat2) and input.ndim == 2 and mat2.ndim == 2 \
             and input.shape[1] == mat2.shape[0] and out is None:
         return _fast(_mm_op, input, mat2)
@@ -207,6 +211,8 @@ def matmul(input, other, *, out=None):
     """Matrix product with torch's rules: 1-D . 1-D is a dot product, a 1-D operand is treated
     as a row (left) or column (right) vector and its dim removed afterwards, and batch dims
     (all but the last two) broadcast."""
+    if _ac_active():
+        return _ac.run(matmul, _ac.LOWER, (input, other), {"out": out})
     if _fast_ok(input, other) and out is None:
         na, nb = input.ndim, other.ndim
         if na >= 2 and nb >= 2 and input.shape[-1] == other.shape[-2] and (
@@ -250,6 +256,8 @@ def rmatmul(input, other):
 
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors ``(b, n, m) @ (b, m, p)``."""
+    if _ac_active():
+        return _ac.run(bmm, _ac.LOWER, (input, mat2), {"out": out})
     check_tensor(input, "bmm")
     check_tensor(mat2, "bmm", "mat2")
     if input.ndim != 3:
@@ -315,6 +323,7 @@ def vdot(input, other, *, out=None):
     return with_out(dot(input.conj(), other), out, "vdot")
 
 
+@_ac.policy(_ac.LOWER)
 def inner(input, other, *, out=None):
     """Sum of products over the last dims (``input.shape[:-1] + other.shape[:-1]``)."""
     check_tensor(input, "inner")
@@ -395,6 +404,7 @@ def _add_product(fname, input, product, beta, alpha, out):
     return with_out(r, out, fname)
 
 
+@_ac.policy(_ac.LOWER)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to ``(n, p)``."""
     return _add_product("addmm", input, mm(mat1, mat2), beta, alpha, out)
@@ -405,6 +415,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return _add_product("addmv", input, mv(mat, vec), beta, alpha, out)
 
 
+@_ac.policy(_ac.LOWER)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _add_product("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)

@@ -3,6 +3,7 @@ in-place forms), cross, kron. Re-exported by ``linalg.py``.
 """
 
 from .. import _dtype as D
+from .. import _autocast as _ac
 from .._dispatch import call, defop
 from .._layout import strided
 from ._reduce import reshape_to, sum_dtype
@@ -83,6 +84,7 @@ def diag(input, diagonal=0, *, out=None):
     return with_out(r, out, "diag")
 
 
+@_ac.policy(_ac.FP32)
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integer input gives int64)."""
     check_tensor(input, "trace")

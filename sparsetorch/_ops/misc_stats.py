@@ -12,6 +12,7 @@ import numbers
 import warnings
 
 from .. import _dtype as D
+from .. import _autocast as _ac
 from .._dispatch import get_backend, wrap
 from .._layout import strided
 from .._tensor import Tensor
@@ -122,6 +123,7 @@ def _quantile(input, q, dim, keepdim, interpolation, fname, ignore_nan):
     return r
 
 
+@_ac.policy(_ac.FP32)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Computes the q-th quantiles of each row of ``input`` along ``dim`` (all elements when
     None). A slice holding NaN has NaN quantiles; ``q`` may be a float or a 1-D tensor."""
@@ -129,6 +131,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
                     out, "quantile")
 
 
+@_ac.policy(_ac.FP32)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """A variant of :func:`quantile` that ignores NaN values (an all-NaN slice gives NaN)."""
     return with_out(_quantile(input, q, dim, keepdim, interpolation, "nanquantile", True),
@@ -272,6 +275,7 @@ def corrcoef(input):
 
 # ---- distances ----
 
+@_ac.policy(_ac.FP32)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Computes the batched p-norm distance between each pair of the two collections of row
     vectors: ``x1`` (B x P x M) and ``x2`` (B x R x M) give B x P x R."""

@@ -13,6 +13,7 @@ re-exported here, so this module's ``__all__`` is the whole reduction family.
 import builtins
 
 from .. import _dtype as D
+from .. import _autocast as _ac
 from .._backend import CPU, get_backend
 from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, defop, record, wrap
@@ -164,6 +165,7 @@ def prod_axes(x, axes, keepdim):
     return call(_prod_op, (x,), (axes, keepdim))
 
 
+@_ac.policy(_ac.FP32)
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of ``input`` (over one ``dim`` if given); integer and bool input give int64."""
     check_tensor(input, "prod")

@@ -20,6 +20,7 @@ block-diagonal matrices that share their values; both are differentiable re-patt
 (``with_values``), so their gradients come for free. Kernels: ``sparse/_spmm.py``.
 """
 
+from .. import _autocast as _ac
 from .. import _dtype as D
 from .. import _ops
 from .._backend import CPU, get_backend
@@ -318,6 +319,7 @@ def add_product_sparse(input, product, beta, alpha):
 _REDUCE = {"sum": "sum", "mean": "mean", "amax": "amax", "amin": "amin", "max": "amax", "min": "amin"}
 
 
+@_ac.policy(_ac.LOWER)
 def mm(mat1, mat2, reduce="sum"):
     """``torch.sparse.mm``: the product of a sparse matrix with a sparse or dense matrix.
 

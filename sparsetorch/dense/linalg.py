@@ -3,10 +3,19 @@
 Kernels take the Backend first and use ``be.xp`` only, so CPU and GPU share them.
 """
 
+from .._dtype import bfloat16
+
+_BF16_NP = bfloat16.np
+
 
 def _einsum_kernel(be, *args):
     # payloads..., then the params (equation, ins, out_sub); ins/out_sub are for the formulas
     arrays, eq = args[:-3], args[-3]
+    low = [a.dtype for a in arrays if a.dtype == _BF16_NP]
+    if low:  # NumPy's einsum has no bfloat16: float32 products and sums, one rounding (as torch)
+        f32 = be.xp.float32
+        arrays = [a.astype(f32) if a.dtype == _BF16_NP else a for a in arrays]
+        return be.xp.asarray(be.xp.einsum(eq, *arrays, optimize=len(arrays) > 2)).astype(low[0])
     return be.xp.asarray(be.xp.einsum(eq, *arrays, optimize=len(arrays) > 2))
 
 

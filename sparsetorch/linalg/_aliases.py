@@ -2,6 +2,7 @@
 and the targets of the matching Tensor methods, in terms of ``sparsetorch.linalg``."""
 
 from .._ops.sorting import return_type
+from .. import _autocast as _ac
 from . import _decomp, _solve
 from ._matrix_exp import matrix_exp  # torch.matrix_exp is linalg.matrix_exp
 
@@ -45,6 +46,7 @@ def logdet(input):
     return logabsdet + sign.log()  # log(-1) = nan, log(0) = -inf; the sign carries no gradient
 
 
+@_ac.policy(_ac.FP32)
 def pinverse(input, rcond=1e-15):
     """Computes the pseudoinverse; singular values below ``rcond * sigma_max`` count as 0."""
     return _solve.pinv(input, rtol=rcond)

@@ -7,6 +7,7 @@ assumes ``m >= n`` (reduced or square).
 """
 
 from .._dispatch import defop
+from .. import _autocast as _ac
 from .._ops._util import with_out
 from .._ops.linalg import matmul
 from .._ops.matrix import diag_embed, tril
@@ -62,6 +63,7 @@ _eigh_op = defop("linalg_eigh", {S: packed(_eigh_raw)}, params=("UPLO",),
                  grads={"input": _eigh_backward})
 
 
+@_ac.policy(_ac.FP32)
 def eigh(A, UPLO="L", *, out=None):
     """Computes the eigenvalues (ascending) and eigenvectors of a symmetric matrix (or batch).
 
@@ -80,6 +82,7 @@ def eigh(A, UPLO="L", *, out=None):
     return eigh_return((w, V))
 
 
+@_ac.policy(_ac.FP32)
 def eigvalsh(A, UPLO="L", *, out=None):
     """Computes the eigenvalues (ascending) of a symmetric matrix (or batch)."""
     check_matrix(A, "linalg.eigvalsh", square=True)
@@ -129,6 +132,7 @@ _svd_op = defop("linalg_svd", {S: packed(_svd_raw)}, params=("full_matrices",),
                 grads={"input": _svd_backward})
 
 
+@_ac.policy(_ac.FP32)
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Computes the singular value decomposition ``A = U diag(S) Vh`` (``S`` descending).
 
@@ -145,6 +149,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return svd_return((U, s, Vh))
 
 
+@_ac.policy(_ac.FP32)
 def svdvals(A, *, driver=None, out=None):
     """Computes the singular values of a matrix (or batch), in descending order."""
     check_matrix(A, "linalg.svdvals")
@@ -181,6 +186,7 @@ def _qr_backward(grad, result, input, mode):
 _qr_op = defop("linalg_qr", {S: packed(_qr_raw)}, params=("mode",), grads={"input": _qr_backward})
 
 
+@_ac.policy(_ac.FP32)
 def qr(A, mode="reduced", *, out=None):
     """Computes the QR decomposition ``A = Q R`` (``Q`` orthonormal columns, ``R`` upper
     triangular). ``mode``: 'reduced' (default), 'complete' or 'r' (only ``R``; ``Q`` empty)."""

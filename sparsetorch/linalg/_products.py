@@ -1,6 +1,7 @@
 """Products in torch.linalg: ``matmul``, ``vecdot``, ``multi_dot``, ``cross``, ``diagonal``
 (thin compositions of the core ops, with torch.linalg's argument conventions)."""
 
+from .. import _autocast as _ac
 from .._ops import linalg as _core
 from .._tensor import Tensor
 
@@ -24,6 +25,7 @@ def cross(input, other, *, dim=-1, out=None):
     return _core.cross(input, other, dim=dim, out=out)
 
 
+@_ac.policy(_ac.LOWER)
 def vecdot(x, y, *, dim=-1, out=None):
     """Computes the dot product of two batches of vectors along ``dim``: ``sum(x.conj() * y)``
     (batch dims broadcast)."""

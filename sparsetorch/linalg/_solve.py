@@ -7,6 +7,7 @@ Sparse inputs are refused by ``check_matrix`` with the ``.to_dense()`` hint.
 """
 
 from .._dispatch import call, defop
+from .. import _autocast as _ac
 from .._ops._util import with_out
 from .._ops.linalg import matmul
 from .._ops.matrix import diag_embed, diagonal, tril
@@ -54,6 +55,7 @@ _inv_op = defop("linalg_inv", {S: _inv_kernel}, inputs=("A",),
                 grads={"A": lambda grad, result: -matmul(matmul(mT(result), grad), mT(result))})
 
 
+@_ac.policy(_ac.FP32)
 def inv(A, *, out=None):
     """Computes the inverse of a square matrix (or of each matrix of a batch).
 
@@ -134,6 +136,7 @@ def _solve(A, B):
     return call(_solve_op, (A, B))
 
 
+@_ac.policy(_ac.FP32)
 def solve(A, B, *, left=True, out=None):
     """Computes the solution ``X`` of ``A X = B`` (``left=False``: ``X A = B``) for square,
     invertible ``A``. ``B`` is a (batch of) vector(s) when it has one dim fewer than ``A`` and
@@ -250,6 +253,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return with_out(call(_pinv_op, (A,), (atol, rtol)), out, "linalg.pinv")
 
 
+@_ac.policy(_ac.FP32)
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Computes the numerical rank of a matrix: the number of singular values above
     ``max(atol, rtol * sigma_max)``. Returns an int64 tensor."""
@@ -265,6 +269,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return with_out(r, out, "linalg.matrix_rank")
 
 
+@_ac.policy(_ac.FP32)
 def lstsq(A, B, rcond=None, *, driver=None):
     """Computes a least-squares solution of ``A X = B`` (through the pseudoinverse).
 
@@ -312,6 +317,7 @@ _cholesky_op = defop("linalg_cholesky", {S: _cholesky_kernel}, inputs=("A",),
                      grads={"A": _cholesky_backward})
 
 
+@_ac.policy(_ac.FP32)
 def cholesky(A, *, upper=False, out=None):
     """Computes the Cholesky factor ``L`` (``A = L L^T``) of a symmetric positive-definite
     matrix, or ``U = L^T`` with ``upper=True``. Only the lower triangle of ``A`` is read.

@@ -16,6 +16,7 @@ import math
 import sparsetorch as _st
 
 from ..._dispatch import call, defop
+from ... import _autocast as _ac
 from ..._layout import strided
 from ..._tensor import Tensor
 
@@ -234,16 +235,19 @@ def _convnd(nd, input, weight, bias, stride, padding, dilation, groups):
     return y.squeeze(0) if unbatched else y
 
 
+@_ac.policy(_ac.LOWER)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1D convolution over an input signal composed of several input planes."""
     return _convnd(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_ac.policy(_ac.LOWER)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2D convolution over an input image composed of several input planes."""
     return _convnd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_ac.policy(_ac.LOWER)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 3D convolution over an input image composed of several input planes."""
     return _convnd(3, input, weight, bias, stride, padding, dilation, groups)
@@ -280,6 +284,8 @@ def _pad_index(n, lo, hi, mode):
 
 def pad(input, pad, mode="constant", value=None):
     """Pads tensor. ``pad`` lists (left, right) widths starting from the last dimension."""
+    if _ac.active() and (mode == "reflect" or mode == "replicate"):  # autocast's float32 list
+        return _ac.run(_pad, _ac.FP32, (input, pad, mode, value), None)  # (pad: the widths)
     if not isinstance(input, Tensor):
         raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")
     pad = list(pad)
@@ -389,3 +395,5 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
+
+_pad = pad  # the function, for the body of pad, where the name is the widths

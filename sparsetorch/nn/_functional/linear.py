@@ -1,6 +1,7 @@
 """linear, bilinear, dropout, normalization and small utilities of nn.functional (composites)."""
 
 from ... import _ops
+from ... import _autocast as _ac
 from ..._dtype import int64
 from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
@@ -21,6 +22,8 @@ __all__ = [
 
 def linear(input, weight, bias=None):
     r"""``y = x A^T + b``. ``input (*, in_features)``, ``weight (out_features, in_features)``."""
+    if _ac.active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
+        return _ac.run(linear, _ac.LOWER, (input, weight, bias), None)
     check_tensor(input, "linear")
     check_tensor(weight, "linear", "weight")
     if weight.ndim not in (1, 2):
@@ -46,6 +49,7 @@ def _shape2(x):
     return f"{lead}x{x.shape[-1]}"
 
 
+@_ac.policy(_ac.EXCLUDE)
 def bilinear(input1, input2, weight, bias=None):
     r"""``y_k = x1^T A_k x2 + b_k``; ``weight (out, in1, in2)``."""
     if input1.shape[:-1] != input2.shape[:-1]:

@@ -4,6 +4,7 @@
 import warnings
 
 from ... import _ops
+from ... import _autocast as _ac
 from ..._dispatch import call, defop
 from ..._dtype import float16, int64, promote_types
 from ..._layout import strided
@@ -67,6 +68,7 @@ def _same_size(input, target):
 
 # ---- regression ----
 
+@_ac.policy(_ac.FP32)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     r"""Mean squared error ``(x - y)^2``, reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -79,6 +81,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     r"""Mean absolute error ``|x - y|``, reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -90,6 +93,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     r"""``0.5 d^2 / beta`` where ``|d| < beta`` else ``|d| - 0.5 beta`` (L1 when ``beta == 0``)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -104,6 +108,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     r"""``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - 0.5 delta)``."""
     _check_reduction(reduction)
@@ -130,6 +135,7 @@ def _class_weights(weight, safe_t, shape):
     return weight.index_select(0, safe_t.reshape(-1)).reshape(shape)
 
 
+@_ac.policy(_ac.FP32)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     r"""Negative log likelihood: ``-w[y_n] * input[n, y_n]`` (``input`` holds log-probabilities,
@@ -177,6 +183,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.sum() / w.sum()
 
 
+@_ac.policy(_ac.FP32)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     r"""Cross entropy between logits ``input`` (classes on dim 1) and ``target``: class indices
@@ -247,6 +254,7 @@ _bce_op = defop(
            grad * ((1 - input).log().clamp_min(-100) - input.log().clamp_min(-100))})
 
 
+@_ac.policy(_ac.FP32)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     r"""``-w (y log x + (1 - y) log(1 - x))`` on probabilities; the logs are clamped at -100."""
@@ -265,6 +273,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     r"""BCE on logits, stable: ``(1 - y) x - (1 + (p - 1) y) logsigmoid(x)``."""
@@ -284,6 +293,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     r"""``max(0, -y (x1 - x2) + margin)``."""
@@ -297,6 +307,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     r"""``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
@@ -318,6 +329,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     r"""KL divergence with ``input`` in log space: ``y (log y - x)``."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -332,12 +344,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@_ac.policy(_ac.FP32)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-y x))``."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(-logsigmoid(target * input), reduction)
 
 
+@_ac.policy(_ac.FP32)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
