@@ -292,9 +292,9 @@ def add_section(args, z, bw):
                                           is_coalesced=True).cuda() for p, v in zip(pats, vals)]
             ta, tb = ts if kind == "coo" else [t.to_sparse_csr() for t in ts]
             if kind == "coo":  # torch concatenates COO operands: coalesce to compare like with like
-                variants[f"{kind} add torch"] = _timed(lambda: (ta + tb).coalesce())
+                variants[f"{kind} add torch"] = _timed(lambda ta=ta, tb=tb: (ta + tb).coalesce())
             else:
-                variants[f"{kind} add torch"] = _timed(lambda: ta + tb)
+                variants[f"{kind} add torch"] = _timed(lambda ta=ta, tb=tb: ta + tb)
             baseline[f"{kind} add sparsetorch"] = f"{kind} add torch"
     rows_ = _harness.compare(variants, 1, args.samples, args.warmup)
     _report(f"sparse + sparse: {m:,} x {m:,}, {nnz:,} stored in all (ours returns a coalesced sum; "
