@@ -213,3 +213,43 @@ def test_non_contiguous_fills_follow_memory_order(dtype):
         ])
 
     both(fills, calls=2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.Linear(5, 7), lambda L: L.nn.Conv2d(3, 4, 3), lambda L: L.nn.Embedding(10, 4),
+    lambda L: L.nn.LSTM(3, 5), lambda L: L.nn.GRU(3, 5, num_layers=2), lambda L: L.nn.Bilinear(3, 4, 5),
+])
+def test_module_initialisation(make):
+    torch.manual_seed(0)
+    st.manual_seed(0)
+    theirs, ours = dict(make(torch).named_parameters()), dict(make(st).named_parameters())
+    assert theirs.keys() == ours.keys()
+    for k in theirs:
+        same(ours[k].detach(), theirs[k].detach())
+
+
+@pytest.mark.parametrize("init", ["uniform_", "normal_", "xavier_uniform_", "kaiming_normal_",
+                                  "kaiming_uniform_", "sparse_"])
+def test_nn_init(init):
+    args = (0.3,) if init == "sparse_" else ()
+    both(lambda L: getattr(L.nn.init, init)(L.empty(6, 5), *args), calls=2)
+
+
+@pytest.mark.parametrize("args", [(), (0.0, 1.0, 1.0, 3.0), (0.0, 0.02, -0.04, 0.04), (0, 1, 2.5, 4.0)])
+def test_trunc_normal(args):
+    both(lambda L: L.nn.init.trunc_normal_(L.empty(40, 30), *args), calls=2)
+
+
+def test_data_loading_order():
+    from torch.utils.data import DataLoader, RandomSampler, random_split
+
+    import sparsetorch.utils.data as sd
+
+    torch.manual_seed(5)
+    st.manual_seed(5)
+    theirs = [b.tolist() for b in DataLoader(list(range(20)), batch_size=4, shuffle=True)]
+    assert [b.tolist() for b in sd.DataLoader(list(range(20)), batch_size=4, shuffle=True)] == theirs
+    theirs = list(RandomSampler(range(10), replacement=True, num_samples=7))
+    assert list(sd.RandomSampler(range(10), replacement=True, num_samples=7)) == theirs
+    theirs = [list(x) for x in random_split(range(10), [3, 7], generator=torch.Generator().manual_seed(1))]
+    assert [list(x) for x in sd.random_split(range(10), [3, 7], generator=st.Generator().manual_seed(1))] == theirs

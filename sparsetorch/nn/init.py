@@ -92,7 +92,10 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    r"""Fill ``tensor`` from N(mean, std^2) truncated to ``[a, b]`` (inverse-CDF method)."""
+    r"""Fill ``tensor`` from N(mean, std^2) truncated to ``[a, b]``, by rejection as torch 2.13:
+    normal draws redrawn while out of ``[a, b]`` when the interval holds more than 30% of the mass,
+    otherwise uniform proposals on ``[a, b]`` accepted with the density relative to its peak (the
+    same draws in the same order, so a seed gives torch's numbers)."""
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -100,13 +103,38 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     with _gm.no_grad():
-        lo = norm_cdf((a - mean) / std)
-        hi = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo = _ops.tensor(a, dtype=tensor.dtype).item()  # the bounds as the dtype holds them
+            hi = _ops.tensor(b, dtype=tensor.dtype).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                out = (result < lo) | (result > hi)
+                if not bool(out.any()):
+                    break
+                redraw = _ops.empty_like(result).normal_(mean, std, generator=generator)
+                result = _ops.where(out, redraw, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        cand = _ops.empty_like(tensor)
+        buf = _ops.empty_like(tensor)
+
+        def log_density(x):  # relative to the peak, in place on ``x``
+            return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        tensor.uniform_(a, b, generator=generator)
+        cand.copy_(tensor)
+        pending = buf.uniform_(generator=generator).log_().gt(log_density(cand))
+        result = tensor
+        while bool(pending.any()):
+            cand.uniform_(a, b, generator=generator)
+            result = _ops.where(pending, cand, result)
+            log_density(cand)
+            pending = _ops.where(pending, buf.uniform_(generator=generator).log_().gt(cand), pending)
+        if result is not tensor:
+            tensor.copy_(result)
         return tensor
 
 
