@@ -11,9 +11,11 @@ Two strategies, as torch's (``torch.multiprocessing.set_sharing_strategy``):
   file system, so nothing can leak; a receiving process gets a duplicate of the descriptor through
   ``multiprocessing``'s ``DupFd`` (passed at spawn, or fetched from the sender's resource sharer).
 - ``"file_system"``: a named POSIX segment (``/dev/shm/sparsetorch_<pid>_<token>``), attached by
-  name. The creating process unlinks it when its last array of the segment is freed (or at exit;
-  the multiprocessing resource tracker removes it if the creator is killed), so, as with CUDA
-  tensors in torch, the producer must keep a shared tensor alive until consumers have received it.
+  name. Its first bytes count references: one per process that maps it, plus one per handle in
+  flight (pickled, not yet received), updated under ``flock``; whoever drops the count to zero
+  unlinks the name, so a producer may free its tensor right after sending it. A handle that is
+  never received, or a process that is killed, leaves the segment in ``/dev/shm`` (torch runs a
+  manager daemon for that; we do not).
 
 Ground floor: imports only the standard library and NumPy.
 """
@@ -39,15 +41,18 @@ else:
 
 
 class _Segment:
-    """One mapped segment in this process: its descriptor (kept open, so it can be sent again),
-    or its name, and its byte size."""
+    """One mapped segment in this process: its descriptor (``file_descriptor``: kept open, to
+    be sent again) or its name (``file_system``), its byte size, and where the data starts
+    (after the reference count of a named segment)."""
 
-    __slots__ = ("fd", "name", "size", "owner_pid", "__weakref__")
+    __slots__ = ("fd", "name", "size", "start", "__weakref__")
 
-    def __init__(self, fd, name, size, owner_pid=None):
-        self.fd, self.name, self.size, self.owner_pid = fd, name, size, owner_pid
+    def __init__(self, fd, name, size):
+        self.fd, self.name, self.size = fd, name, size
+        self.start = _HEADER if name is not None else 0
 
 
+_HEADER = 64  # a named segment starts with an int64: mappings + handles in flight, then data
 _SEGMENTS = weakref.WeakKeyDictionary()  # mmap -> _Segment (created or attached here)
 _ATTACHED = weakref.WeakValueDictionary()  # (kind, key) -> mmap, so one segment maps once
 
@@ -74,58 +79,63 @@ def is_shared_array(a):
     return isinstance(root, mmap.mmap) and root in _SEGMENTS
 
 
-def _close_fd(fd):
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _unlink(name, owner_pid):
-    if os.getpid() != owner_pid:  # a forked child freeing its copy of the parent's array
-        return
+def _add_ref(name, delta):
+    """Add ``delta`` to a named segment's reference count; returns the new count. The segment is
+    opened afresh so that the ``flock`` excludes every other process, forked ones included (a
+    descriptor inherited through fork would share its lock with the parent's)."""
     import _posixshmem
-    from multiprocessing import resource_tracker
+    import fcntl
 
+    fd = _posixshmem.shm_open(name, os.O_RDWR, 0o600)
     try:
-        _posixshmem.shm_unlink(name)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        n = int.from_bytes(os.pread(fd, 8, 0), "little") + delta
+        os.pwrite(fd, n.to_bytes(8, "little"), 0)
+    finally:
+        os.close(fd)  # releases the lock
+    return n
+
+
+def _release(fd, name, pid):
+    """Finalizer of a mapping: close its descriptor, or drop its reference to a named segment
+    (the last one unlinks the name). A forked child's inherited copy owns neither."""
+    if os.getpid() != pid:
+        return
+    try:
+        if fd is not None:
+            os.close(fd)
+        elif _add_ref(name, -1) <= 0:
+            import _posixshmem
+
+            _posixshmem.shm_unlink(name)
     except OSError:
         pass
-    resource_tracker.unregister(name, "shared_memory")
 
 
-def _register(mm, seg):
+def _map(fd, seg, key):
+    mm = mmap.mmap(fd, seg.size)
+    if seg.fd is None:
+        os.close(fd)  # a named segment is reopened by name when needed
     _SEGMENTS[mm] = seg
-    if seg.fd is not None:
-        weakref.finalize(mm, _close_fd, seg.fd)
-    if seg.owner_pid is not None:
-        weakref.finalize(mm, _unlink, seg.name, seg.owner_pid)
+    _ATTACHED[key] = mm
+    weakref.finalize(mm, _release, seg.fd, seg.name, os.getpid())
+    return mm
 
 
 def _new_segment(nbytes):
-    size = max(int(nbytes), 1)  # mmap refuses empty mappings
+    nbytes = max(int(nbytes), 1)  # mmap refuses empty mappings
     if _strategy == "file_descriptor":
         fd = os.memfd_create("sparsetorch", os.MFD_CLOEXEC)
-        os.ftruncate(fd, size)
-        mm = mmap.mmap(fd, size)
-        _register(mm, _Segment(fd, None, size))
+        os.ftruncate(fd, nbytes)
         st = os.fstat(fd)
-        _ATTACHED[("fd", st.st_dev, st.st_ino)] = mm  # a segment sent back here maps once
-        return mm
+        return _map(fd, _Segment(fd, None, nbytes), ("fd", st.st_dev, st.st_ino))
     import _posixshmem
-    from multiprocessing import resource_tracker
 
-    name = f"/sparsetorch_{os.getpid()}_{secrets.token_hex(6)}"
+    name = f"/sparsetorch_{os.getpid()}_{secrets.token_hex(8)}"
     fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
-    try:
-        os.ftruncate(fd, size)
-        mm = mmap.mmap(fd, size)
-    finally:
-        os.close(fd)
-    resource_tracker.register(name, "shared_memory")
-    _register(mm, _Segment(None, name, size, os.getpid()))
-    _ATTACHED[("fs", name)] = mm
-    return mm
+    os.ftruncate(fd, _HEADER + nbytes)
+    os.pwrite(fd, (1).to_bytes(8, "little"), 0)  # this process's mapping
+    return _map(fd, _Segment(None, name, _HEADER + nbytes), ("fs", name))
 
 
 def share_array(a):
@@ -134,7 +144,7 @@ def share_array(a):
         return a
     a = np.asarray(a)
     mm = _new_segment(a.nbytes)
-    out = np.ndarray(a.shape, a.dtype, buffer=mm)
+    out = np.ndarray(a.shape, a.dtype, buffer=mm, offset=_SEGMENTS[mm].start)
     out[...] = a
     return out
 
@@ -155,10 +165,11 @@ def reduce_array(a):
     mm, off = _locate(a)
     seg = _SEGMENTS[mm]
     view = (a.shape, a.strides, a.dtype.str, off)
-    if seg.fd is not None:
+    if seg.name is None:
         from multiprocessing import reduction
 
         return _rebuild_fd, (reduction.DupFd(seg.fd), seg.size, view)
+    _add_ref(seg.name, 1)  # the handle in flight holds a reference until a receiver maps it
     return _rebuild_named, (seg.name, seg.size, view)
 
 
@@ -175,23 +186,18 @@ def _rebuild_fd(dupfd, size, view):
     if mm is not None:
         os.close(fd)
     else:
-        mm = mmap.mmap(fd, size)
-        _register(mm, _Segment(fd, None, size))
-        _ATTACHED[key] = mm
+        mm = _map(fd, _Segment(fd, None, size), key)
     return _view(mm, view)
 
 
 def _rebuild_named(name, size, view):
     key = ("fs", name)
     mm = _ATTACHED.get(key)
-    if mm is None:
+    if mm is not None:  # mapped here already: the handle's reference is not needed
+        _add_ref(name, -1)
+    else:  # the handle's reference becomes this mapping's
         import _posixshmem
 
         fd = _posixshmem.shm_open(name, os.O_RDWR, 0o600)
-        try:
-            mm = mmap.mmap(fd, size)
-        finally:
-            os.close(fd)
-        _register(mm, _Segment(None, name, size))
-        _ATTACHED[key] = mm
+        mm = _map(fd, _Segment(None, name, size), key)
     return _view(mm, view)

@@ -22,10 +22,11 @@ def scale_sparse_values(q, done):
     done.put(s.layout == torch.sparse_coo)
 
 
-def send_new_tensor(q, ack):
+def send_new_tensor(q, ack=None):
     t = torch.arange(4, dtype=torch.float32)
     q.put(t)
-    ack.get(timeout=30)  # keep the producer alive until the parent has the tensor
+    if ack is not None:
+        ack.get(timeout=30)  # keep the producer alive until the parent has the tensor
 
 
 def double(t):

@@ -103,7 +103,7 @@ def test_queue_moves_tensor_to_shared_memory(strategy):
 def test_sparse_tensor_through_queue_shares_values():
     ctx = mp.get_context("fork")
     q, done = ctx.Queue(), ctx.Queue()
-    s = st.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)).coalesce()
+    s = st.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
     p = ctx.Process(target=W.scale_sparse_values, args=(q, done))
     p.start()
     q.put(s)
@@ -121,6 +121,31 @@ def test_tensor_created_in_child_arrives_shared():
     ack.put(True)
     p.join(TIMEOUT)
     assert t.is_shared() and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_file_system_segment_outlives_its_producer_then_is_unlinked():
+    """A named segment counts its references: the producer may exit right after sending, and
+    the last reference (here the parent's) removes the name from /dev/shm."""
+    import gc
+    import os
+
+    old = mp.get_sharing_strategy()
+    mp.set_sharing_strategy("file_system")
+    try:
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=W.send_new_tensor, args=(q,))
+        p.start()
+        p.join(TIMEOUT)  # the producer is gone before the tensor is received
+        t = q.get(timeout=TIMEOUT)
+        assert t.is_shared() and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+        mine = f"sparsetorch_{p.pid}_"
+        assert any(n.startswith(mine) for n in os.listdir("/dev/shm"))
+        del t
+        gc.collect()
+        assert not any(n.startswith(mine) for n in os.listdir("/dev/shm"))
+    finally:
+        mp.set_sharing_strategy(old)
 
 
 def test_pool_map_with_tensors():

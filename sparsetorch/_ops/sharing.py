@@ -12,6 +12,9 @@ the old, private memory; share the tensor you send, or its base before taking vi
 ``reduce_shared`` is the reducer ``sparsetorch.multiprocessing`` registers with
 ``multiprocessing``'s pickler (queues, pipes, process arguments): it shares the tensor first, as
 torch does, then sends a handle instead of the bytes, so the receiver maps the same memory.
+A process may set a size below which tensors *not yet shared* are copied through the pipe
+instead (:func:`set_send_threshold`): DataLoader workers do, since a new segment and its
+descriptor hand-over cost about a millisecond, more than sending a small batch's bytes.
 """
 
 from .. import _shm
@@ -19,7 +22,7 @@ from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse._payload import COO, CSR
 from .conversion import _rebuild_tensor, reduce_tensor
 
-__all__ = ["share_memory_", "is_shared", "reduce_shared"]
+__all__ = ["share_memory_", "is_shared", "reduce_shared", "set_send_threshold"]
 
 _FIELDS = {sparse_coo: ("indices", "values"), sparse_csr: ("crow", "col", "values")}
 
@@ -54,6 +57,16 @@ def share_memory_(t):
 
 # ---- multiprocessing's pickler ----
 
+_SEND_THRESHOLD = [0]  # bytes; unshared tensors smaller than this are copied, not moved
+
+
+def set_send_threshold(nbytes):
+    """Tensors not yet in shared memory whose payload is under ``nbytes`` are sent by copy (0,
+    the default, moves every tensor into shared memory, as torch). Returns the previous value."""
+    prev, _SEND_THRESHOLD[0] = _SEND_THRESHOLD[0], int(nbytes)
+    return prev
+
+
 def reduce_shared(t):
     """Reducer for ``multiprocessing``'s ``ForkingPickler``: share, then send a handle."""
     if t.requires_grad and t.grad_fn is not None:
@@ -61,7 +74,9 @@ def reduce_shared(t):
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
             "does not support crossing process boundaries.  If you just want to transfer the "
             "data, call detach() on the tensor before serializing (e.g., putting it on the queue).")
-    if t.device.type != "cpu":
+    if t.device.type != "cpu" or (
+            _SEND_THRESHOLD[0] and not is_shared(t)
+            and sum(a.nbytes for a in _arrays(t)) < _SEND_THRESHOLD[0]):
         return reduce_tensor(t)
     share_memory_(t)
     handles = tuple(_shm.reduce_array(a) for a in _arrays(t))

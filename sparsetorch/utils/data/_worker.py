@@ -230,6 +230,9 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
     import multiprocessing
 
     global _worker_info
+    from ..._ops.sharing import set_send_threshold
+
+    set_send_threshold(1 << 18)  # small batches go through the pipe (faster than a new segment)
     if no_numba:
         from ...sparse._spmm import use_numba
 
