@@ -112,7 +112,8 @@ def test_dropout():
     def run(L):
         x = L.ones(7, 9)
         return L.cat([L.nn.functional.dropout(x, 0.4).reshape(-1),
-                      L.nn.Dropout(0.2)(x).reshape(-1)])
+                      L.nn.Dropout(0.2)(x).reshape(-1),
+                      L.nn.functional.alpha_dropout(x * 0.5, 0.3, True).reshape(-1)])
 
     both(run)
 

@@ -1,5 +1,7 @@
 """linear, bilinear, dropout, normalization and small utilities of nn.functional (composites)."""
 
+import math
+
 from ... import _ops
 from ... import _autocast as _ac
 from ..._dtype import int64
@@ -88,15 +90,15 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
-    alpha = -1.7580993408473766
+    alpha = 1.7580993408473766
     if p == 1.0:
         return input * 0
-    keep = 1.0 - p
-    a = (keep + alpha * alpha * keep * p) ** -0.5
-    b = -a * alpha * p
-    with _gm.no_grad():
-        mask = _ops.empty_like(input).bernoulli_(keep)
-    r = (input * mask + alpha * (1 - mask)) * a + b
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    with _gm.no_grad():  # torch's steps, so a seed gives torch's numbers
+        noise = _ops.empty_like(input).bernoulli_(1 - p)
+        b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
+        noise.mul_(a)
+    r = input * noise + b
     return input.copy_(r) if inplace else r
 
 
