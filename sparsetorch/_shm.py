@@ -144,7 +144,8 @@ def share_array(a):
         return a
     a = np.asarray(a)
     mm = _new_segment(a.nbytes)
-    out = np.ndarray(a.shape, a.dtype, buffer=mm, offset=_SEGMENTS[mm].start)
+    order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"  # keep a transpose
+    out = np.ndarray(a.shape, a.dtype, buffer=mm, offset=_SEGMENTS[mm].start, order=order)
     out[...] = a
     return out
 
@@ -164,7 +165,7 @@ def reduce_array(a):
     must be shared. Only valid inside a ``multiprocessing`` pickler (a descriptor travels)."""
     mm, off = _locate(a)
     seg = _SEGMENTS[mm]
-    view = (a.shape, a.strides, a.dtype.str, off)
+    view = (a.shape, a.strides, a.dtype, off)  # the dtype object: ml_dtypes' bfloat16 has no str
     if seg.name is None:
         from multiprocessing import reduction
 
@@ -175,7 +176,7 @@ def reduce_array(a):
 
 def _view(mm, view):
     shape, strides, dtype, off = view
-    return np.ndarray(shape, np.dtype(dtype), buffer=mm, offset=off, strides=strides)
+    return np.ndarray(shape, dtype, buffer=mm, offset=off, strides=strides)
 
 
 def _rebuild_fd(dupfd, size, view):

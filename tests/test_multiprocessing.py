@@ -37,6 +37,19 @@ def test_share_memory_moves_payload_in_place():
     assert x.share_memory_() is x  # no-op the second time
 
 
+def test_strides_dtypes_and_empty_tensors_survive_the_pickler():
+    import pickle
+
+    t = st.arange(6.0).reshape(2, 3).t().share_memory_()
+    assert t.stride() == (1, 3) and t.is_shared()  # a transpose stays a transpose
+    for x in (t, st.ones(3, dtype=st.bfloat16), st.zeros(0), st.arange(4)[1:3]):
+        y = pickle.loads(ForkingPickler.dumps(x))  # a round trip through the handles
+        assert y.is_shared() and y.dtype is x.dtype and y.tolist() == x.tolist()
+    y = pickle.loads(ForkingPickler.dumps(t))
+    y.mul_(2)  # maps the same memory
+    assert t.tolist() == [[0.0, 6.0], [2.0, 8.0], [4.0, 10.0]]
+
+
 def test_sparse_tensors_share_their_arrays():
     coo = st.eye(3).to_sparse()
     csr = st.eye(3).to_sparse_csr()
