@@ -75,7 +75,9 @@ class _Recorder:
     def end(self, r):
         t = _now()
         r.end = t
-        st = self.local.stack
+        st = self._thread().stack
+        if r not in st:  # a range of an earlier session, or closed already
+            return
         while st:  # close ranges left open by an error inside this one
             top = st.pop()
             if top is r:
@@ -168,6 +170,7 @@ def _start(session):
         rec = _RECORDER
         if not rec.sessions:
             rec.ranges = []
+            rec.local = threading.local()  # no stale open ranges from an earlier session
         rec.sessions.append(session)
         rec.shapes = any(s.record_shapes for s in rec.sessions)
         rec.memory = any(s.profile_memory for s in rec.sessions)

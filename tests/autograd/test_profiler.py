@@ -209,6 +209,16 @@ def test_not_reentrant_nested_and_errors_close_ranges():
         x - 1
     sub = next(e for e in prof.function_events if e.name == "aten::sub")
     assert sub.cpu_parent is None  # the failed ranges were closed
+    rf = profiler.record_function("span")
+    with profiler.profile() as first:
+        rf.__enter__()  # left open when its profile stops
+    with profiler.profile() as second:
+        with profiler.record_function("r2"):
+            rf.__exit__(None, None, None)  # a range of the earlier session: closes nothing here
+            x * 2
+    assert [e.name for e in first.function_events] == ["span"]
+    assert [(e.name, e.cpu_parent and e.cpu_parent.name) for e in second.function_events] == [
+        ("r2", None), ("aten::mul", "r2")]
 
 
 def test_results_identical_with_profiling_on():
