@@ -130,3 +130,18 @@ def test_missing_tensorboard_names_pip_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboard", None)
     with pytest.raises(ImportError, match="pip install tensorboard"):
         importlib.import_module("sparsetorch.utils.tensorboard")
+
+
+def test_signatures_match_torch():
+    pytest.importorskip("torch")
+    import inspect
+
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    for name in ("__init__", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
+                 "add_text", "add_hparams", "flush", "close", "get_logdir", "__exit__"):
+        ours = inspect.signature(getattr(SummaryWriter, name)).parameters.values()
+        theirs = inspect.signature(getattr(TorchWriter, name)).parameters.values()
+        assert [(p.name, p.default) for p in ours] == [(p.name, p.default) for p in theirs], name
+    public = {n for n in dir(TorchWriter) if not n.startswith("_")}
+    assert not public - set(dir(SummaryWriter))  # the rest raise NotImplementedError
