@@ -12,6 +12,12 @@ It is plain PyTorch code: ``SPARSETORCH_EXAMPLES_BACKEND=torch`` runs the same s
     python examples/movielens.py --data ratings.csv    # userId,movieId,rating,timestamp
     python examples/movielens.py --quick               # a short run (CI); or SPARSETORCH_EXAMPLES_QUICK=1
     mpirun -n 2 python examples/movielens.py --distributed   # data-parallel, same global batch
+    python examples/movielens.py --resume movielens.pt # continue an interrupted run to --epochs
+
+The checkpoint (written after every epoch, atomically) holds the model and optimizer state dicts
+and the epoch; ``--resume`` reloads them and replays the batch order of the finished epochs, so
+the run ends exactly (bit for bit) where an uninterrupted one would. It is a PyTorch-format file:
+``torch.load`` reads it too.
 
 Data-parallel mode: every rank draws the same global batch order and trains on its 1/N share of
 each global batch; the per-rank loss is scaled so that DistributedDataParallel's gradient average
@@ -59,7 +65,10 @@ def parse_args(argv=None):
     p.add_argument("--min-ratings", type=int, default=20,
                    help="recommend only movies with at least this many training ratings")
     p.add_argument("--plot", default="movielens.png", help="PNG for the loss/RMSE curves ('' = none)")
-    p.add_argument("--checkpoint", default="movielens.pt", help="checkpoint path ('' = none)")
+    p.add_argument("--checkpoint", default="movielens.pt",
+                   help="checkpoint path, written after every epoch: model, optimizer, epoch ('' = none)")
+    p.add_argument("--resume", metavar="PATH",
+                   help="continue from a checkpoint to --epochs (same result as an uninterrupted run)")
     p.add_argument("--distributed", action="store_true",
                    help="data-parallel under mpirun (backend 'mpi')")
     p.add_argument("--quick", action="store_true",
@@ -212,8 +221,19 @@ def train(args):
     sizes = [min(args.batch_size, len(train_ds) - k * args.batch_size)
              for k in range(len(global_batches))]
 
-    history = {"loss": [], "rmse": []}
-    for epoch in range(args.epochs):
+    history, first_epoch = {"loss": [], "rmse": []}, 0
+    if args.resume:
+        ckpt = torch.load(args.resume)
+        if (ckpt["dim"], ckpt["num_users"], ckpt["num_items"]) != (args.dim, len(user_ids), len(titles)):
+            raise SystemExit(f"--resume {args.resume}: the checkpoint is for other data or --dim")
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        history, first_epoch = ckpt["history"], ckpt["epoch"]
+        for _ in range(first_epoch):  # replay the finished epochs' draws of the batch order
+            for _ in global_batches:
+                pass
+        log(f"resumed from {args.resume} after epoch {first_epoch}")
+    for epoch in range(first_epoch, args.epochs):
         net.train()
         total, start = 0.0, time.perf_counter()
         bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False,
@@ -236,6 +256,10 @@ def train(args):
         history["rmse"].append(rmse(model, test_u, test_i, test_r))
         log(f"epoch {epoch + 1:2d}  train loss {history['loss'][-1]:.4f}  "
             f"test RMSE {history['rmse'][-1]:.4f}  ({time.perf_counter() - start:.2f} s)")
+        if args.checkpoint and is_main:  # atomic: an interruption never leaves a broken file
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                        "epoch": epoch + 1, "history": history, "dim": args.dim,
+                        "num_users": len(user_ids), "num_items": len(titles)}, args.checkpoint)
 
     result = {"history": history, "rmse": history["rmse"][-1], "rank": rank, "world_size": world}
     if is_main:
@@ -269,9 +293,7 @@ def _report(args, model, df, users, items, tr, user_ids, titles, history, result
 
     if args.plot:
         result["plot"] = _plot(args.plot, history)
-    if args.checkpoint:
-        torch.save({"model": model.state_dict(), "epoch": args.epochs, "dim": args.dim,
-                    "num_users": len(user_ids), "num_items": len(titles)}, args.checkpoint)
+    if args.checkpoint and history["rmse"]:
         ckpt = torch.load(args.checkpoint)
         reloaded = MatrixFactorization(ckpt["num_users"], ckpt["num_items"], ckpt["dim"], 0.0)
         reloaded.load_state_dict(ckpt["model"])

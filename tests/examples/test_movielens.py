@@ -104,3 +104,28 @@ def test_sharded_loss_scaling_averages_to_the_global_mean(movielens):
     for world in (1, 2, 3, 4):
         per_rank = [values[r::world].sum() * world / len(values) for r in range(world)]
         assert np.mean(per_rank) == pytest.approx(values.mean(), rel=1e-12)
+
+
+def test_resume_continues_to_the_same_result_bit_for_bit(movielens, tmp_path, capsys):
+    """Interrupted after epoch 1, then --resume to epoch 3 == 3 uninterrupted epochs, exactly."""
+    import sparsetorch as torch
+
+    path, _ = _write_csv(tmp_path, True)
+    common = ["--data", str(path), "--batch-size", "64", "--min-ratings", "1", "--plot", "",
+              "--no-progress"]
+    whole = movielens.main(common + ["--epochs", "3", "--checkpoint", str(tmp_path / "whole.pt")])
+    movielens.main(common + ["--epochs", "1", "--checkpoint", str(tmp_path / "part.pt")])
+    assert torch.load(tmp_path / "part.pt")["epoch"] == 1
+    resumed = movielens.main(common + ["--epochs", "3", "--checkpoint", str(tmp_path / "part.pt"),
+                                       "--resume", str(tmp_path / "part.pt")])
+    assert "resumed from" in capsys.readouterr().out
+    assert resumed["history"] == whole["history"]  # floats compared exactly
+    a, b = torch.load(tmp_path / "whole.pt"), torch.load(tmp_path / "part.pt")
+    assert a["epoch"] == b["epoch"] == 3
+    for k, v in a["model"].items():
+        assert np.array_equal(v.numpy(), b["model"][k].numpy()), k
+    for i, state in a["optimizer"]["state"].items():
+        for k, v in state.items():
+            w = b["optimizer"]["state"][i][k]
+            assert np.array_equal(v.to_dense().numpy(), w.to_dense().numpy()) if isinstance(v, torch.Tensor) \
+                else v == w, (i, k)
