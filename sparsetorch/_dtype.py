@@ -68,6 +68,13 @@ ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, comple
        bfloat16)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL}
+
+
+def is_float_np(np_dtype):
+    """Whether a NumPy dtype is a real floating one; bfloat16's ``kind`` is "V", not "f"."""
+    return np_dtype.kind == "f" or np_dtype == bfloat16.np
+
+
 # the 2-byte floats: NumPy would accumulate their sums in their own precision, torch uses float32
 REDUCED_NP = (float16.np, bfloat16.np)
 

@@ -353,7 +353,7 @@ def _check_sparse_invariants(t, who, path):
 def _compare_values(a, e, rtol, atol, equal_nan, path, identifier="Tensor-likes"):
     """Elementwise closeness of two host arrays of one dtype; raises the torch-style message
     (``identifier`` names what is compared: "Sparse COO indices are not equal!")."""
-    inexact = a.dtype.kind in "fc"
+    inexact = a.dtype.kind in "fc" or D.is_float_np(a.dtype)
     if not inexact:
         # integers and bools compare exactly; differences are computed in int64 (no overflow)
         a = a.astype(np.int64)

@@ -242,7 +242,8 @@ def median(input, dim=None, keepdim=False, *, out=None):
     else:
         x = input._data
         pos = xp.full(keep_dims_shape(x.shape, d), (n - 1) // 2, xp.int64)
-        if x.dtype.kind in "fc":  # a slice with NaN has NaN as its median (NaN sorts last)
+        # a slice with NaN has NaN as its median (NaN sorts last)
+        if x.dtype.kind == "c" or D.is_float_np(x.dtype):
             nans = xp.isnan(x).sum(axis=d, keepdims=True)
             pos = xp.where(nans > 0, n - nans, pos)
         idx = xp.take_along_axis(order, pos, axis=d)
@@ -267,7 +268,7 @@ def _cum_extreme_indices(input, d, is_max):
     ufunc = xp.maximum if is_max else xp.minimum
     run = ufunc.accumulate(x, axis=d)
     hit = x == run
-    if x.dtype.kind in "fc":
+    if x.dtype.kind == "c" or D.is_float_np(x.dtype):
         hit = hit | xp.isnan(x)
     n = x.shape[d]
     pos = xp.arange(n, dtype=xp.int64).reshape([n if i == d else 1 for i in range(x.ndim)])

@@ -3,6 +3,8 @@
 Kernels take the Backend first and use ``be.xp`` only, so CPU and GPU share them.
 """
 
+from .._dtype import is_float_np
+
 
 def _coords(be, idx, dim):
     """Full index tuple addressing ``out[i0, .., idx[i], .., in]`` (an open mesh elsewhere)."""
@@ -66,7 +68,7 @@ def _scatter_reduce_kernel(be, x, idx, src, dim, reduce, include_self):
     if not include_self:  # positions that receive values start from the reduction's identity
         if reduce in _IDENTITY:
             ident = _IDENTITY[reduce]
-        elif x.dtype.kind == "f":
+        elif is_float_np(x.dtype):
             ident = -xp.inf if reduce == "amax" else xp.inf
         elif x.dtype.kind == "b":
             ident = reduce == "amin"
@@ -79,8 +81,9 @@ def _scatter_reduce_kernel(be, x, idx, src, dim, reduce, include_self):
         cnt = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
         _scatter_into(be, cnt, idx, 1, dim, "add")
         cnt = xp.maximum(cnt, 1)
-        if x.dtype.kind in "fc":
-            out = out / cnt.astype(x.dtype)
+        if x.dtype.kind == "c" or is_float_np(x.dtype):
+            # (bfloat16 divides in float32, then rounds once)
+            out = (out / cnt.astype(x.dtype if x.dtype.kind in "fc" else xp.float32)).astype(x.dtype)
         else:  # torch floors the integer mean
             out = xp.floor_divide(out, cnt).astype(x.dtype)
     return out

@@ -3,6 +3,8 @@
 Kernels take the Backend first and use ``be.xp`` only, so CPU and GPU share them.
 """
 
+from .._dtype import is_float_np
+
 
 def _flat_index(xp, index, dim, shape):
     """Row-major flat positions in ``shape`` of ``index`` taken along ``dim``."""
@@ -54,7 +56,8 @@ def _median_all_kernel(be, x):
     v = xp.sort(x.reshape(-1))
     n = v.shape[0]
     if n == 0:  # torch: NaN (integer dtypes: the smallest value)
-        return xp.asarray(float("nan") if x.dtype.kind in "fc" else xp.iinfo(x.dtype).min, x.dtype)
-    if x.dtype.kind in "fc" and bool(xp.isnan(v[-1])):
+        inexact = x.dtype.kind == "c" or is_float_np(x.dtype)
+        return xp.asarray(float("nan") if inexact else xp.iinfo(x.dtype).min, x.dtype)
+    if (x.dtype.kind == "c" or is_float_np(x.dtype)) and bool(xp.isnan(v[-1])):
         return xp.asarray(v[-1])
     return xp.asarray(v[(n - 1) // 2])

@@ -13,6 +13,7 @@ import math
 import sparsetorch as _st
 
 from ..._dispatch import call, defop
+from ..._dtype import is_float_np
 from ..._layout import strided
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -92,7 +93,7 @@ def _max_pool_indices_kernel(be, x, k, stride, padding, dilation, extra):
     xp = be.xp
     nd = len(k)
     sp = x.shape[2:]
-    low = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    low = -xp.inf if is_float_np(x.dtype) else xp.iinfo(x.dtype).min
     xpd = x
     if any(padding) or any(extra):
         xpd = xp.pad(x, ((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(padding, extra)),
