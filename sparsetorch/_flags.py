@@ -8,7 +8,9 @@
 - the float32 matmul precision and the backend flags that ``sparsetorch.backends`` exposes.
 """
 
-__all__ = ["STATE", "deterministic"]
+import warnings
+
+__all__ = ["STATE", "alert_nondeterministic", "deterministic"]
 
 # torch's defaults (torch 2.13, CPU build): see sparsetorch/backends/
 STATE = {
@@ -32,3 +34,21 @@ def deterministic():
     """Whether kernels must give bit-identical results from run to run."""
     s = STATE
     return s["deterministic"] or s["cudnn_deterministic"]
+
+
+def alert_nondeterministic(caller):
+    """For an op without a deterministic implementation: under
+    ``use_deterministic_algorithms(True)`` raise torch's RuntimeError (warn with
+    ``warn_only=True``); otherwise nothing."""
+    if not STATE["deterministic"]:
+        return
+    if STATE["warn_only"]:
+        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)'.",
+                      UserWarning, stacklevel=3)
+        return
+    raise RuntimeError(
+        f"{caller} does not have a deterministic implementation, but you set "
+        "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this "
+        "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
+        "application.")

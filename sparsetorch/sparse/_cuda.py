@@ -8,10 +8,19 @@
 - ``sddmm``: ``sum_k L[row, k] * R[col, k]`` per stored entry, one warp per entry (coalesced row
   reads, shuffle reduction), instead of gathering both operands' rows into temporaries.
 
+Under the deterministic flags (``torch.use_deterministic_algorithms(True)`` or
+``torch.backends.cudnn.deterministic``) ``csr_dense`` runs its own kernel instead of cuSPARSE's
+SpMM, whose sums differ from run to run (measured on an H100, CuPy 14.2): one thread per output
+element sums its row's stored entries in CSR order. Complex values have no such kernel: with
+``use_deterministic_algorithms(True)`` they raise torch's RuntimeError (a warning with
+``warn_only=True``).
+
 Each returns None where it does not apply (CPU, fake CUDA, other dtypes), and the callers keep
 their generic path. A failure of the fast path is re-raised: a wrong or missing GPU kernel must
 show in the device tests, not hide behind a slower fallback.
 """
+
+from .. import _flags
 
 _FLOATS = "fdFD"  # the value types cuSPARSE's SpMM takes
 _cache = {}
@@ -34,6 +43,10 @@ def csr_dense(be, v, col, crow, shape, x):
     import cupyx.cusparse as cs
     import cupyx.scipy.sparse as csp
 
+    if _flags.deterministic():
+        if x.dtype.char in "fd":
+            return _csr_dense_ordered(v, col, crow, shape, x)
+        _flags.alert_nondeterministic("sparse @ dense (cuSPARSE SpMM) with complex values")
     if not cs.check_availability("spmm"):
         return None
     a = csp.csr_matrix((v, col, crow), shape=shape)
@@ -42,6 +55,50 @@ def csr_dense(be, v, col, crow, shape, x):
     x = cupy.ascontiguousarray(x)
     out = cs.spmm(a, x.T, transb=True)  # op(B) = (x.T).T = x, read row by row
     return cupy.ascontiguousarray(out)
+
+
+_ORDERED = r"""
+template <typename T>
+__device__ __forceinline__ void rows_in_order(const long long* crow, const long long* col,
+                                              const T* v, const T* x, T* out, long long m, int k) {
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m * k) return;
+    long long i = e / k;
+    int d = (int)(e - i * k);
+    T s = 0;
+    for (long long q = crow[i]; q < crow[i + 1]; ++q) s += v[q] * x[col[q] * k + d];
+    out[e] = s;
+}
+extern "C" __global__ void csr_dense_f32(const long long* crow, const long long* col,
+                                         const float* v, const float* x, float* out, long long m,
+                                         int k) {
+    rows_in_order<float>(crow, col, v, x, out, m, k);
+}
+extern "C" __global__ void csr_dense_f64(const long long* crow, const long long* col,
+                                         const double* v, const double* x, double* out,
+                                         long long m, int k) {
+    rows_in_order<double>(crow, col, v, x, out, m, k);
+}
+"""
+
+
+def _csr_dense_ordered(v, col, crow, shape, x):
+    """``csr @ x`` with each output element summed by one thread in stored order: the same bits
+    at every run (the deterministic flags)."""
+    import cupy
+
+    m, k = shape[0], x.shape[1]
+    out = cupy.empty((m, k), dtype=x.dtype)
+    if m * k == 0:
+        return out
+    crow = cupy.ascontiguousarray(crow, dtype=cupy.int64)
+    col = cupy.ascontiguousarray(col, dtype=cupy.int64)
+    v, x = cupy.ascontiguousarray(v), cupy.ascontiguousarray(x)
+    f = _kernel("csr_dense_f32" if x.dtype.char == "f" else "csr_dense_f64", "ordered", _ORDERED)
+    threads = 256
+    f(((m * k + threads - 1) // threads,), (threads,),
+      (crow, col, v, x, out, cupy.int64(m), cupy.int32(k)))
+    return out
 
 
 _SDDMM = r"""
@@ -69,14 +126,14 @@ extern "C" __global__ void sddmm_f64(const long long* rows, const long long* col
 """
 
 
-def _kernel(name):
+def _kernel(name, module="sddmm", code=None):
     f = _cache.get(name)
     if f is None:
         import cupy
 
-        mod = _cache.get("sddmm_module")
+        mod = _cache.get(module + "_module")
         if mod is None:
-            mod = _cache["sddmm_module"] = cupy.RawModule(code=_SDDMM)
+            mod = _cache[module + "_module"] = cupy.RawModule(code=code or _SDDMM)
         f = _cache[name] = mod.get_function(name)
     return f
 

@@ -127,3 +127,47 @@ def test_deterministic_scatter_add_takes_the_sorted_path(device, monkeypatch, fl
     np.add.at(want, idx.cpu().numpy(), src.cpu().numpy())
     np.testing.assert_allclose(runs[0], want, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(grad_runs[0], grad_runs[1])
+
+
+def test_deterministic_sparse_dense_products_repeat_bit_for_bit(device):
+    st.manual_seed(0)
+    i = st.stack([st.randint(0, 300, (20000,)), st.randint(0, 300, (20000,))])
+    coo = st.sparse_coo_tensor(i, st.randn(20000), (300, 300)).to(device)
+    csr = coo.coalesce().to_sparse_csr()
+    x = st.randn(300, 48, device=device)
+    ids = st.randint(0, 300, (4000,), device=device)
+    offsets = st.arange(0, 4000, 40, device=device)
+    plain = (csr @ x).cpu().numpy()
+    st.use_deterministic_algorithms(True)
+    try:
+        outs = [((csr @ x).cpu().numpy(), st.sparse.mm(coo, x).cpu().numpy()) for _ in range(3)]
+        grads = []
+        for _ in range(2):
+            w = x.detach().requires_grad_()
+            bag = nn.functional.embedding_bag(ids, w, offsets, mode="sum")
+            bag.square().sum().backward()
+            grads.append((bag.detach().cpu().numpy(), w.grad.cpu().numpy()))
+    finally:
+        st.use_deterministic_algorithms(False)
+    for a, b in outs[1:]:
+        np.testing.assert_array_equal(a, outs[0][0])
+        np.testing.assert_array_equal(b, outs[0][1])
+    np.testing.assert_allclose(outs[0][0], plain, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outs[0][1], plain, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.skipif(FAKE, reason="the complex cuSPARSE path exists on a real GPU only")
+def test_complex_sparse_dense_product_alerts_under_the_flag(device):
+    a = st.eye(4, dtype=st.complex64).to_sparse_csr().to(device)
+    x = st.ones(4, 2, dtype=st.complex64, device=device)
+    st.use_deterministic_algorithms(True)
+    try:
+        with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
+            a @ x
+        st.use_deterministic_algorithms(True, warn_only=True)
+        with pytest.warns(UserWarning, match="does not have a deterministic implementation"):
+            a @ x
+    finally:
+        st.use_deterministic_algorithms(False)
