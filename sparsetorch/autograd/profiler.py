@@ -239,16 +239,12 @@ class profile:
                  custom_trace_id_callback=None, post_processing_timeout_s=None,
                  activity_filters=None):
         self.enabled = enabled
-        if not enabled:
-            return
         self.use_cuda = use_cuda
-        if use_cuda:
+        if use_cuda and enabled:
             warnings.warn(
                 "The attribute `use_cuda` will be deprecated soon, please use "
                 "``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=2)
             use_device = "cuda"
-        if use_device is not None and use_device != "cuda":
-            raise ValueError(f"{use_device} is not a valid device option.")
         self.use_device = use_device
         self.record_shapes = record_shapes
         self.with_flops = with_flops
@@ -261,8 +257,6 @@ class profile:
         self.function_events = None
         self._first = 0
         self._t0 = 0
-        if not use_cpu:
-            raise ValueError("sparsetorch's profiler records host (CPU) time: use_cpu must be True")
 
     def __enter__(self):
         if not self.enabled:
