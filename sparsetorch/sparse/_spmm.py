@@ -24,7 +24,7 @@ Speed (PERF-NOTES.md, spike 2):
 import os
 
 from .._memory import check_dense_alloc
-from . import _cuda
+from . import _cuda, _spgemm
 from ._convert import coalesce, csr_row_indices
 from ._payload import COO, CSR
 
@@ -344,37 +344,13 @@ def sddmm(be, left, right, p):
 
 # ---- SpGEMM: op(A) @ op(B), both sparse ----
 
-def _entries(be, p, transpose):
-    """(rows, cols, values) of the stored entries of ``A`` or ``A^T``, in stored order."""
-    r, c = entry_rows(be, p), _cols(p)
-    return (c, r, p.values) if transpose else (r, c, p.values)
-
-
 def spgemm(be, a, b, ta=False, tb=False):
     """``op(a) @ op(b)`` as a coalesced COO payload with the *structural* pattern: every product
     of stored entries is kept (an entry that cancels to 0 stays stored, so its gradient flows).
 
-    The stored entries of op(a) are joined with the rows of op(b)'s CSR form, and the products
-    coalesced with the packed-key sort: O(flops log flops), backend-generic.
+    Bounded memory (about the output's own size): ``_spgemm.py``.
     """
-    xp = be.xp
-    ar, ac, av = _entries(be, a, ta)
-    crow, col, perm = csr_t_form(be, b) if tb else csr_form(be, b)
-    m = a.shape[1] if ta else a.shape[0]
-    n = b.shape[0] if tb else b.shape[1]
-    dt = xp.result_type(av.dtype, b.values.dtype)
-    bv = b.values if perm is None else b.values[perm]
-    counts = (crow[1:] - crow[:-1])[ac] if ac.shape[0] else xp.zeros(0, xp.int64)
-    total = int(counts.sum()) if counts.shape[0] else 0
-    if total == 0:
-        return COO(xp.zeros((2, 0), xp.int64), xp.zeros(0, dt), (m, n), True)
-    rep = xp.repeat(xp.arange(ac.shape[0]), counts)
-    ends = xp.cumsum(counts)
-    offs = xp.arange(total) - xp.repeat(ends - counts, counts)
-    bpos = xp.repeat(crow[:-1][ac], counts) + offs
-    idx = xp.stack([ar[rep].astype(xp.int64), col[bpos].astype(xp.int64)])
-    vals = av[rep].astype(dt, copy=False) * bv[bpos]
-    return coalesce(be, COO(idx, vals, (m, n), False))
+    return _spgemm.spgemm(be, a, b, ta, tb, _ENABLED[0])
 
 
 # ---- the numba kernels (built on first use) ----
