@@ -14,14 +14,10 @@ by torch) is used; otherwise a ``RuntimeError`` says to clone it and load it wit
 """
 
 import contextlib
-import hashlib
 import os
 import re
-import shutil
 import sys
-import uuid
 import warnings
-from pathlib import Path
 
 __all__ = [
     "download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url",
@@ -67,10 +63,18 @@ class _Faketqdm:
             sys.stderr.write("\n")
 
 
-try:
-    from tqdm import tqdm
-except ImportError:
-    tqdm = _Faketqdm
+def _tqdm():
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = _Faketqdm
+    return tqdm
+
+
+def __getattr__(name):  # ``from torch.hub import tqdm`` (torchvision does), imported on first use
+    if name == "tqdm":
+        return _tqdm()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- the cache directory ----
@@ -120,6 +124,9 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
         progress (bool, optional): whether or not to display a progress bar to stderr.
             Default: True
     """
+    import hashlib
+    import shutil
+    import uuid
     from urllib.request import Request, urlopen
 
     dst = os.path.expanduser(dst)
@@ -129,7 +136,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
         with open(tmp, "xb") as f, urlopen(Request(url, headers={"User-Agent": "torch.hub"})) as u:
             length = u.info().get_all("Content-Length")
             total = int(length[0]) if length else None
-            with tqdm(total=total, disable=not progress, unit="B", unit_scale=True,
+            with _tqdm()(total=total, disable=not progress, unit="B", unit_scale=True,
                       unit_divisor=1024) as bar:
                 while True:
                     chunk = u.read(READ_DATA_CHUNK)
@@ -161,6 +168,8 @@ def _is_legacy_zip_format(filename):
 
 
 def _safe_extract_zip(zf, extract_to):
+    from pathlib import Path
+
     root = Path(extract_to).resolve()
     for member in zf.infolist():
         name = os.path.normpath(member.filename)
