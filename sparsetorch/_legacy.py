@@ -83,7 +83,9 @@ class tensortype(type):
         try:
             return getattr(Tensor, name)
         except AttributeError:
-            raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'") from None
+            raise AttributeError(
+                f"type object '{cls.__name__}' has no attribute '{name}'"
+            ) from None
 
 
 tensortype.__module__ = "sparsetorch"

@@ -4,7 +4,8 @@
   constructors (``FloatTensor(2, 3)``, ``FloatTensor(Size)``, ``FloatTensor(data)``,
   ``FloatTensor(tensor)``, ``FloatTensor()``; ``sparse.FloatTensor(indices, values[, size])``,
   ``sparse.FloatTensor(*sizes)``) with torch's ``TypeError`` / ``RuntimeError`` for the others.
-  The typed classes themselves (``sparsetorch.FloatTensor`` & co.) live in ``sparsetorch/_legacy.py``.
+  The typed classes themselves (``sparsetorch.FloatTensor`` & co.) live in
+  ``sparsetorch/_legacy.py``.
 - ``tensor_new``: ``x.new(...)`` (the same forms with ``x``'s dtype, device and layout);
   ``tensor_ctor``: ``Tensor(...)`` (the default dtype; a tensor argument is returned as is);
   ``tensor_new_zeros``: ``x.new_zeros`` / ``x.new_empty`` keep a sparse ``x``'s layout.
@@ -46,6 +47,11 @@ _CPP_NAMES = {
     "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
+_SCALAR_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
 _LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}
 
 
@@ -77,15 +83,23 @@ def _is_int(x):
 
 
 def _combination(args, kwargs, signatures):
+    """torch's parser error; its "didn't match" line sits under the signature it tried (the
+    first dense one; for the sparse constructor, the last one, and only for three arguments)."""
     got = ", ".join([_tname(a) for a in args] + [f"{k}={_tname(v)}" for k, v in kwargs.items()])
-    first, rest = signatures.split("\n", 1)
     if kwargs:
         why = f"some of the keywords were incorrect: {', '.join(kwargs)}"
     else:
-        why = f"some of the arguments have invalid types: ({', '.join(f'!{_tname(a)}!' for a in args)})"
+        marked = ", ".join(f"!{_tname(a)}!" for a in args)
+        why = f"some of the arguments have invalid types: ({marked})"
+    why = f"      didn't match because {why}\n"
+    if signatures is _DENSE_SIGNATURES:
+        first, rest = signatures.split("\n", 1)
+        signatures = f"{first}\n{why}{rest}"
+    elif len(args) == 3:
+        signatures += why
     return TypeError(
         f"new() received an invalid combination of arguments - got ({got}), but expected one "
-        f"of:\n{first}\n      didn't match because {why}\n{rest}"
+        f"of:\n{signatures}"
     )
 
 
@@ -102,6 +116,11 @@ def _sizes(args):
         if not (_is_int(a) or (i and isinstance(a, bool))):
             raise _unpack_error(i + 1, a)
     return tuple(int(a) for a in args)
+
+
+def _scalar(dtype):
+    """torch's ScalarType name (``Long``, ``Float``...)."""
+    return _SCALAR_NAMES.get(dtype.name, dtype.name)
 
 
 def _options(dtype, device, layout):
@@ -175,7 +194,8 @@ def _alias(t, dtype, device, layout, given):
         )
     if t.dtype is not dtype or t.layout is not layout or t.device.type != device.type:
         raise TypeError(
-            f"expected {_options(dtype, device, layout)} (got {_options(t.dtype, t.device, t.layout)})"
+            f"expected {_options(dtype, device, layout)} "
+            f"(got {_options(t.dtype, t.device, t.layout)})"
         )
     return t.view_as(t)
 
@@ -207,12 +227,15 @@ def _sparse(dtype, device, args, kwargs):
             size = None
             if len(args) == 3:
                 s = args[2]
+                if isinstance(s, Tensor):
+                    raise _combination(args, kwargs, _SPARSE_SIGNATURES)
                 if not isinstance(s, (tuple, list)) or not all(_is_int(v) for v in s):
                     raise _unpack_error(2, args[1])
                 size = tuple(int(v) for v in s)
             indices, values = args[0], args[1]
             if indices.dtype is not D.int64:
-                raise RuntimeError("indices must be an int64 tensor")
+                raise RuntimeError("indices must be an int64 tensor" if size is not None else
+                                   f"expected scalar type Long but found {_scalar(indices.dtype)}")
             if values.device.type != device.type:
                 raise RuntimeError(
                     f"legacy constructor expects device type: {device.type} but device type: "
@@ -238,7 +261,9 @@ def _sparse(dtype, device, args, kwargs):
 def _empty_sparse(shape, dtype, device):
     for s in shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(shape)}"
+            )
     indices = empty((len(shape), 0), dtype=D.int64, device=device)
     return sparse_coo_tensor(indices, empty((0,), dtype=dtype, device=device), shape,
                              device=device)
@@ -281,7 +306,9 @@ def tensor_new_zeros(self, size, dtype, device, requires_grad, fname):
         r = zeros(shape, dtype=dtype, device=device, layout=sparse_coo)
     else:
         if len(shape) != 2:
-            raise RuntimeError(f"{fname}(): a sparse_csr tensor is 2-D here, got size {list(shape)}")
+            raise RuntimeError(
+                f"{fname}(): a sparse_csr tensor is 2-D here, got size {list(shape)}"
+            )
         r = sparse_csr_tensor(zeros(shape[0] + 1, dtype=D.int64, device=device),
                               empty(0, dtype=D.int64, device=device),
                               empty(0, dtype=dtype, device=device), shape)

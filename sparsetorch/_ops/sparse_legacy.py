@@ -19,6 +19,7 @@ from .._layout import sparse_coo, strided
 from .._tensor import Tensor
 from ._util import with_out
 from .creation import arange
+from .legacy import _scalar
 from .linalg import mm
 from .set_ops import unique
 from .shape import cat, stack
@@ -54,7 +55,9 @@ def _check(fname, mat1, mat2, first="mat1"):
             f"{_LAYOUT[mat2.layout.name]}"
         )
     if mat1.ndim != 2 or mat1.dense_dim():
-        raise RuntimeError(f"{fname}: Argument #2: matrices expected, got {mat1.sparse_dim()}D tensor")
+        raise RuntimeError(
+            f"{fname}: Argument #2: matrices expected, got {mat1.sparse_dim()}D tensor"
+        )
     if mat2.ndim != 2:
         if fname != "hspmm":  # torch indexes mat2's dim 1 first
             raise IndexError(
@@ -75,13 +78,6 @@ def _check(fname, mat1, mat2, first="mat1"):
             "Expected all tensors to be on the same device, but found at least two devices, "
             f"{mat1.device} and {mat2.device}!"
         )
-
-
-def _scalar(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(dtype.name, dtype.name)
 
 
 def _row_product(mat1, mat2):
@@ -135,17 +131,17 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         )
     _check("sspaddmm", mat1, mat2)
     n, p = mat1.shape[0], mat2.shape[1]
-    if input.ndim != 2:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [-{max(input.ndim, 1)}, "
-            f"{max(input.ndim, 1) - 1}], but got 1)"
-        )
-    if input.dense_dim():
-        raise RuntimeError("sspaddmm: Argument #1: matrices expected, got 1D tensor")
-    if tuple(input.shape) != (n, p):
-        k = 0 if input.shape[0] != n else 1
-        raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {k} size {(n, p)[k]}, got "
-                           f"{input.shape[k]}")
+    for k in range(2):  # torch's order: size 0, then dim 1 exists, then size 1
+        if k == input.ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{max(k, 1)}, "
+                f"{max(k, 1) - 1}], but got {k})"
+            )
+        if input.shape[k] != (n, p)[k]:
+            raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {k} size {(n, p)[k]}, got "
+                               f"{input.shape[k]}")
+    if input.ndim != 2 or input.dense_dim():
+        raise RuntimeError(f"sspaddmm: Argument #1: matrices expected, got {input.ndim}D tensor")
     if input.dtype is not mat1.dtype:
         raise RuntimeError(
             f"dtype of values ({_scalar(mat1.dtype)}) must match dtype of sparse tensor "

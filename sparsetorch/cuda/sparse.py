@@ -1,4 +1,7 @@
-"""sparsetorch.cuda.sparse: torch.cuda.sparse's legacy typed COO classes (``sparsetorch/_legacy.py``)."""
+"""sparsetorch.cuda.sparse: torch.cuda.sparse's legacy typed COO classes.
+
+They are made in ``sparsetorch/_legacy.py`` (need a CUDA device to construct; ``isinstance`` works
+without one)."""
 
 from .._legacy import CUDA_SPARSE_TYPES as _TYPES
 

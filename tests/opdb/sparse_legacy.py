@@ -39,13 +39,15 @@ def _np_addmm(c, a, b, beta=1, alpha=1):
 
 def _m(*shapes):
     def samples(dtype, rg):
-        return [Sample(tuple(make(s, dtype, rg, seed=i) for i, s in enumerate(shapes)), name=str(shapes))]
+        args = tuple(make(s, dtype, rg, seed=i) for i, s in enumerate(shapes))
+        return [Sample(args, name=str(shapes))]
     return samples
 
 
 def _addmm_samples(dtype, rg):
     shapes = ((4, 3), (4, 5), (5, 3))
-    return [Sample(tuple(make(s, dtype, rg, seed=10 * k + i) for i, s in enumerate(shapes)), kw, str(kw))
+    return [Sample(tuple(make(s, dtype, rg, seed=10 * k + i) for i, s in enumerate(shapes)),
+                   kw, str(kw))
             for k, kw in enumerate(({}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0}))]
 
 
