@@ -90,6 +90,8 @@ NOT_TABLE_OPS = {
     "get_num_threads": "global setting", "set_num_threads": "global setting",
     "use_deterministic_algorithms": "global flag", "are_deterministic_algorithms_enabled": "flag",
     "is_deterministic_algorithms_warn_only_enabled": "flag",
+    "set_deterministic_debug_mode": "global flag (tests/test_platform.py)",
+    "get_deterministic_debug_mode": "flag (tests/test_platform.py)",
 }
 OP_FAMILIES = ("pointwise", "shape", "indexing", "reduction", "statistics", "sorting", "linalg",
                "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction",
