@@ -37,10 +37,58 @@ _M24, _M53 = u64((1 << 24) - 1), u64((1 << 53) - 1)
 _REDUCED = (D.float16, D.bfloat16)
 
 
+_LIBM = [None]
+_LIBM_MIN = 4096  # below this many elements ``frompyfunc`` beats a call into numba
+
+
+def _build_libm():
+    """numba loops calling the C library's ``log``/``log1p``/``exp``/``tan`` (the same
+    functions ``math`` calls, so the same bits), 15-25x faster than ``frompyfunc``."""
+    from ..sparse import _spmm
+
+    if not _spmm._ENABLED[0]:
+        return {}
+    try:
+        from numba import njit
+    except ImportError:
+        return {}
+
+    @njit(cache=True)
+    def log(x, out):
+        for i in range(x.shape[0]):
+            out[i] = math.log(x[i])
+
+    @njit(cache=True)
+    def log1p(x, out):
+        for i in range(x.shape[0]):
+            out[i] = math.log1p(x[i])
+
+    @njit(cache=True)
+    def exp(x, out):
+        for i in range(x.shape[0]):
+            out[i] = math.exp(x[i])
+
+    @njit(cache=True)
+    def tan(x, out):
+        for i in range(x.shape[0]):
+            out[i] = math.tan(x[i])
+
+    return {"log": log, "log1p": log1p, "exp": exp, "tan": tan}
+
+
 def _libm(fn, x):
     """``fn`` (a ``math`` function: the C library's) over a float64 array."""
     if x.size == 0:
         return x.astype(f64)
+    if x.size >= _LIBM_MIN:
+        if _LIBM[0] is None:
+            _LIBM[0] = _build_libm()
+        kernel = _LIBM[0].get(fn.__name__)
+        if kernel is not None:
+            flat = np.ascontiguousarray(x, f64).reshape(-1)
+            out = np.empty_like(flat)
+            kernel(flat, out)
+            return out.reshape(x.shape)
     return np.frompyfunc(fn, 1, 1)(x).astype(f64)
 
 
@@ -179,6 +227,93 @@ def _fill16_double(u, mean, std):
     return out.reshape(-1)
 
 
+_FILL16 = [None]
+
+
+def _build_fill16():
+    """``_fill16_float`` as one numba loop (the same float32 operations and emulated fused
+    multiply-adds, element by element); None without numba."""
+    from ..sparse import _spmm
+
+    if not _spmm._ENABLED[0]:
+        return False
+    try:
+        from numba import njit
+    except ImportError:
+        return False
+
+    @njit(cache=True)
+    def fill16(d, out, mean, std):
+        f4, f8 = np.float32, np.float64
+        two_pi = f4(2 * math.pi)
+        for blk in range(d.shape[0] // 16):
+            o = blk * 16
+            for j in range(8):
+                # log256_ps(1 - u1): frexp gives the exponent and mantissa the bit tricks give
+                x = f4(1) - d[o + j]
+                m, ex = math.frexp(f8(x))
+                xm = f4(m)
+                e = f4(ex)
+                if xm < f4(0.707106781186547524):
+                    e = e - f4(1)
+                    xm = (xm - f4(1)) + xm
+                else:
+                    xm = xm - f4(1)
+                z = xm * xm
+                y = f4(7.0376836292e-2)
+                y = f4(f8(y) * f8(xm) + f8(f4(-1.1514610310e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(1.1676998740e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(-1.2420140846e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(1.4249322787e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(-1.6668057665e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(2.0000714765e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(-2.4999993993e-1)))
+                y = f4(f8(y) * f8(xm) + f8(f4(3.3333331174e-1)))
+                y = y * xm
+                y = f4(f8(y) * f8(z) + f8(e * f4(-2.12194440e-4)))
+                y = f4(f8(z) * f8(f4(-0.5)) + f8(y))
+                lg = f4(f8(e) * f8(f4(0.693359375)) + f8(xm + y))
+                r = np.sqrt(f4(-2) * lg)
+                # sincos256_ps(2 pi u2)
+                t = two_pi * d[o + j + 8]
+                q = np.int32(t * f4(1.27323954473516))
+                q = (q + 1) & ~1
+                yq = f4(q)
+                t = f4(f8(yq) * f8(f4(-0.78515625)) + f8(t))
+                t = f4(f8(yq) * f8(f4(-2.4187564849853515625e-4)) + f8(t))
+                t = f4(f8(yq) * f8(f4(-3.77489497744594108e-8)) + f8(t))
+                zz = t * t
+                yc = f4(f8(f4(2.443315711809948e-5)) * f8(zz) + f8(f4(-1.388731625493765e-3)))
+                yc = f4(f8(yc) * f8(zz) + f8(f4(4.166664568298827e-2))) * zz
+                yc = f4(f8(yc) * f8(zz) + f8(-(zz * f4(0.5)))) + f4(1)
+                ys = f4(f8(f4(-1.9515295891e-4)) * f8(zz) + f8(f4(8.3321608736e-3)))
+                ys = f4(f8(ys) * f8(zz) + f8(f4(-1.6666654611e-1))) * zz
+                ys = f4(f8(ys) * f8(t) + f8(t))
+                if (q & 2) == 0:
+                    sn, cs = ys, yc
+                else:
+                    sn, cs = yc, ys
+                if (q & 4) != 0:
+                    sn = -sn
+                if ((~(q - 2)) & 4) != 0:
+                    cs = -cs
+                out[o + j] = f4(f8(r * cs) * f8(std) + f8(mean))
+                out[o + j + 8] = f4(f8(r * sn) * f8(std) + f8(mean))
+
+    return fill16
+
+
+def _fill16_fast(u, mean, std):
+    if u.size >= 4096:
+        if _FILL16[0] is None:
+            _FILL16[0] = _build_fill16()
+        if _FILL16[0]:
+            out = np.empty_like(u)
+            _FILL16[0](np.ascontiguousarray(u), out, f32(mean), f32(std))
+            return out
+    return _chunked(_fill16_float, u, mean, std)
+
+
 _CHUNK = 4096 * 16  # Box-Muller blocks per NumPy pass: temporaries stay in cache (2x faster)
 
 
@@ -194,18 +329,21 @@ def _chunked(fill, u, mean, std):
 def _normal_fill(g, n, dt, mean, std):
     """torch's ``normal_fill``: the path of contiguous tensors with 16 or more elements."""
     if dt is D.float64:
-        draw, fill = _u53, _fill16_double
+        draw = _u53
+
+        def fill(u, mean, std):
+            return _chunked(_fill16_double, u, mean, std)
     else:
-        draw, fill = _u24, _fill16_float
+        draw, fill = _u24, _fill16_fast
     if dt in _REDUCED:  # blocks of 16 draws, then 16 more for the tail (a float buffer)
         full = n // 16 * 16
         out = np.empty(n, f32)
-        out[:full] = _chunked(fill, draw(g, full), mean, std)
+        out[:full] = fill(draw(g, full), mean, std)
         if n % 16:
             out[n - 16:] = fill(draw(g, 16), mean, std)
         return out.astype(dt.np)
     out = draw(g, n)  # all uniforms first, then a second 16 for the overlapping tail block
-    out[: n // 16 * 16] = _chunked(fill, out[: n // 16 * 16], mean, std)
+    out[: n // 16 * 16] = fill(out[: n // 16 * 16], mean, std)
     if n % 16:
         out[n - 16:] = fill(draw(g, 16), mean, std)
     return out
@@ -371,8 +509,9 @@ def log_normal(g, shape, dt, mean, std):
 def geometric(g, shape, dt, p):
     """``geometric_(p)``: ``ceil(log(u) / log1p(-p))`` in float64."""
     u = _u53(g, _size(shape))
-    with np.errstate(divide="ignore"):
-        logs = np.array([math.log(v) if v > 0 else -math.inf for v in u.tolist()], f64)
+    zero = u == 0  # log(0) = -inf (``math.log`` raises there)
+    logs = _libm(math.log, np.where(zero, 1.0, u))
+    logs[zero] = -math.inf
     return np.ceil(logs / math.log1p(-p)).astype(dt.np).reshape(shape)
 
 
