@@ -118,8 +118,34 @@ def _map(fd, seg, key):
         os.close(fd)  # a named segment is reopened by name when needed
     _SEGMENTS[mm] = seg
     _ATTACHED[key] = mm
-    weakref.finalize(mm, _release, seg.fd, seg.name, os.getpid())
+    fin = weakref.finalize(mm, _release, seg.fd, seg.name, os.getpid())
+    if seg.name is not None:
+        _release_at_exit(fin)
     return mm
+
+
+_AT_EXIT = {}  # id -> finalizer of a named mapping of this process, run when the process ends
+_AT_EXIT_PID = [None]
+
+
+def _release_at_exit(fin):
+    """Drop named references when this process ends, also in a forked ``multiprocessing`` child,
+    which leaves through ``os._exit`` (no ``atexit``) after running multiprocessing's finalizers."""
+    if _AT_EXIT_PID[0] != os.getpid():
+        from multiprocessing import util
+
+        _AT_EXIT.clear()  # a forked child's copies of the parent's finalizers own nothing
+        util.Finalize(None, _run_at_exit, exitpriority=0)
+        _AT_EXIT_PID[0] = os.getpid()
+    if len(_AT_EXIT) >= 64:
+        for k in [k for k, f in _AT_EXIT.items() if not f.alive]:
+            del _AT_EXIT[k]
+    _AT_EXIT[id(fin)] = fin
+
+
+def _run_at_exit():
+    for fin in list(_AT_EXIT.values()):
+        fin()  # a finalizer runs at most once: a no-op if its mapping was already freed
 
 
 def _new_segment(nbytes):

@@ -161,6 +161,31 @@ def test_file_system_segment_outlives_its_producer_then_is_unlinked():
         mp.set_sharing_strategy(old)
 
 
+def test_forked_receiver_holding_a_named_segment_releases_it_at_exit():
+    import gc
+    import os
+
+    old = mp.get_sharing_strategy()
+    mp.set_sharing_strategy("file_system")
+    try:
+        ctx = mp.get_context("fork")
+        q, done = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=W.keep_from_queue, args=(q, done))
+        p.start()
+        t = st.ones(3)
+        q.put(t)
+        assert done.get(timeout=TIMEOUT)
+        p.join(TIMEOUT)
+        assert p.exitcode == 0
+        mine = f"sparsetorch_{os.getpid()}_"
+        assert any(n.startswith(mine) for n in os.listdir("/dev/shm"))
+        del t
+        gc.collect()
+        assert not any(n.startswith(mine) for n in os.listdir("/dev/shm"))
+    finally:
+        mp.set_sharing_strategy(old)
+
+
 def test_pool_map_with_tensors():
     with mp.get_context("fork").Pool(2) as pool:
         out = pool.map(W.double, [st.ones(2), st.full((2,), 3.0)])
