@@ -254,3 +254,21 @@ def test_data_loading_order():
     assert list(sd.RandomSampler(range(10), replacement=True, num_samples=7)) == theirs
     theirs = [list(x) for x in random_split(range(10), [3, 7], generator=torch.Generator().manual_seed(1))]
     assert [list(x) for x in sd.random_split(range(10), [3, 7], generator=st.Generator().manual_seed(1))] == theirs
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_large_draws_with_and_without_numba(use_numba):
+    from sparsetorch.sparse import _spmm
+
+    old = _spmm.use_numba(use_numba)
+    try:
+        both(lambda L: L.randn(5000), calls=2)
+        both(lambda L: L.randn(4500, dtype=L.float64), calls=1)
+        both(lambda L: L.empty(5000, dtype=L.float64).normal_(1.5, 2.0), calls=1)
+        both(lambda L: L.empty(5000).exponential_(), calls=1)
+        both(lambda L: L.empty(5000).cauchy_(), calls=1)
+        both(lambda L: L.empty(5000).log_normal_(), calls=1)
+        both(lambda L: L.empty(5000).geometric_(0.25), calls=1)
+        both(lambda L: L.randperm(6000), calls=1)
+    finally:
+        _spmm.use_numba(old)

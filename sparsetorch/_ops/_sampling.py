@@ -37,6 +37,14 @@ _M24, _M53 = u64((1 << 24) - 1), u64((1 << 53) - 1)
 _REDUCED = (D.float16, D.bfloat16)
 
 
+def _numba_on():
+    """The numba loops run unless switched off (``sparse._spmm.use_numba(False)`` or
+    ``SPARSETORCH_NO_NUMBA=1``); each one has a NumPy path giving the same bits."""
+    from ..sparse import _spmm
+
+    return _spmm._ENABLED[0]
+
+
 _LIBM = [None]
 _LIBM_MIN = 4096  # below this many elements ``frompyfunc`` beats a call into numba
 
@@ -44,10 +52,6 @@ _LIBM_MIN = 4096  # below this many elements ``frompyfunc`` beats a call into nu
 def _build_libm():
     """numba loops calling the C library's ``log``/``log1p``/``exp``/``tan`` (the same
     functions ``math`` calls, so the same bits), 15-25x faster than ``frompyfunc``."""
-    from ..sparse import _spmm
-
-    if not _spmm._ENABLED[0]:
-        return {}
     try:
         from numba import njit
     except ImportError:
@@ -80,7 +84,7 @@ def _libm(fn, x):
     """``fn`` (a ``math`` function: the C library's) over a float64 array."""
     if x.size == 0:
         return x.astype(f64)
-    if x.size >= _LIBM_MIN:
+    if x.size >= _LIBM_MIN and _numba_on():
         if _LIBM[0] is None:
             _LIBM[0] = _build_libm()
         kernel = _LIBM[0].get(fn.__name__)
@@ -233,10 +237,6 @@ _FILL16 = [None]
 def _build_fill16():
     """``_fill16_float`` as one numba loop (the same float32 operations and emulated fused
     multiply-adds, element by element); None without numba."""
-    from ..sparse import _spmm
-
-    if not _spmm._ENABLED[0]:
-        return False
     try:
         from numba import njit
     except ImportError:
@@ -304,7 +304,7 @@ def _build_fill16():
 
 
 def _fill16_fast(u, mean, std):
-    if u.size >= 4096:
+    if u.size >= 4096 and _numba_on():
         if _FILL16[0] is None:
             _FILL16[0] = _build_fill16()
         if _FILL16[0]:
@@ -429,9 +429,7 @@ _SHUFFLE = [None]
 
 def _shuffle_kernel():
     """The swap loop compiled by numba (built on first use, cached on disk); None without it."""
-    from ..sparse import _spmm
-
-    if not _spmm._ENABLED[0]:
+    if not _numba_on():
         return None
     if _SHUFFLE[0] is None:
         try:
