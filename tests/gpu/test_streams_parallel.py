@@ -152,8 +152,9 @@ def test_deterministic_sparse_dense_products_repeat_bit_for_bit(device):
     for a, b in outs[1:]:
         np.testing.assert_array_equal(a, outs[0][0])
         np.testing.assert_array_equal(b, outs[0][1])
-    np.testing.assert_allclose(outs[0][0], plain, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(outs[0][1], plain, rtol=1e-4, atol=1e-4)
+    # other summation orders than cuSPARSE's (and the uncoalesced COO sums its duplicates apart)
+    np.testing.assert_allclose(outs[0][0], plain, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(outs[0][1], plain, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(grads[0][0], grads[1][0])
     np.testing.assert_array_equal(grads[0][1], grads[1][1])
 
