@@ -7,7 +7,9 @@ torch, which has no storage for sparse tensors, COO and CSR tensors can be share
 
 One difference from torch, which moves the whole *storage*: only this tensor's elements move
 (as one C-contiguous block). Other tensors viewing the old buffer (a base and its views) keep
-the old, private memory; share the tensor you send, or its base before taking views.
+the old, private memory; share the tensor you send, or its base before taking views. Likewise
+an in-place op on a *sparse* tensor (``s.mul_(2)``) stores new arrays, which are private again:
+write through ``s._values()`` (``s._values().mul_(2)``) to update shared values in place.
 
 ``reduce_shared`` is the reducer ``sparsetorch.multiprocessing`` registers with
 ``multiprocessing``'s pickler (queues, pipes, process arguments): it shares the tensor first, as
