@@ -1,5 +1,6 @@
-"""Fuzz ``sparsetorch.load``: raw bytes, byte-patched checkpoints, and well-formed ZIPs whose
-manifest and arrays are mutated (CRCs recomputed, so the decoder itself is reached).
+"""Fuzz ``sparsetorch.load``: raw bytes, byte-patched checkpoints (PyTorch's format and the older
+manifest one), and well-formed ZIPs whose pickle, manifest and arrays are mutated (CRCs
+recomputed, so the decoders themselves are reached).
 
 ``load`` must either return objects that are sound (sparse tensors pass their invariants and
 densify to what their indices say) or raise a documented error -- never execute anything, hang,
@@ -22,6 +23,7 @@ from _common import Finding, check_exception, classified, instrumented, main
 with instrumented():
     import sparsetorch as st
     from sparsetorch.serialization import load, save
+    from sparsetorch.serialization._save import save_manifest
 
 _LIMIT = 1 << 20
 
@@ -35,9 +37,10 @@ def _seed_checkpoints():
         [st.ones(2, dtype=st.int64), st.zeros(0), st.tensor(True)],
     ]
     for o in objs:
-        b = io.BytesIO()
-        save(o, b)
-        out.append(b.getvalue())
+        for write in (save, save_manifest):  # PyTorch's format and sparsetorch's older one
+            b = io.BytesIO()
+            write(o, b)
+            out.append(b.getvalue())
     return out
 
 
@@ -124,7 +127,7 @@ def TestOneInput(data):
     raw = _make(fdp)
     with st.sparse.densify_limit(_LIMIT):
         try:
-            obj = load(io.BytesIO(raw), weights_only=fdp.ConsumeBool())
+            obj = load(io.BytesIO(raw))  # weights_only=True: False would run what the bytes name
         except Exception as e:  # noqa: BLE001 - the point: classify every error
             check_exception(e)
             return
