@@ -73,7 +73,8 @@ def test_jit_decorators_and_helpers_return_their_function():
     assert st.jit.is_tracing() is torch.jit.is_tracing() is False
     assert st.jit.Final is torch.jit.Final is typing.Final
     assert st.jit.annotate(typing.List[int], [1]) == torch.jit.annotate(typing.List[int], [1])
-    assert st.jit.isinstance([1, 2], typing.List[int]) is torch.jit.isinstance([1, 2], typing.List[int])
+    ints = typing.List[int]
+    assert st.jit.isinstance([1, 2], ints) is torch.jit.isinstance([1, 2], ints) is True
     assert st.jit.isinstance({"a": 1}, typing.Dict[str, float]) is torch.jit.isinstance(
         {"a": 1}, typing.Dict[str, float])
 

@@ -6,7 +6,9 @@ from ._api import (  # noqa: F401
     allow_in_graph, assume_constant_result, disable, explain, graph_break, is_compiling,
     mark_dynamic, mark_static, maybe_mark_dynamic, optimize, reset, run,
 )
-from .eval_frame import OptimizedModule, list_backends, lookup_backend, register_backend  # noqa: F401
+from .eval_frame import (  # noqa: F401
+    OptimizedModule, list_backends, lookup_backend, register_backend,
+)
 
 __all__ = [
     "OptimizedModule", "allow_in_graph", "assume_constant_result", "config", "disable", "exc",

@@ -6,8 +6,9 @@ import functools
 from .eval_frame import compile as _compile
 
 __all__ = [
-    "allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "disable", "explain", "graph_break",
-    "is_compiling", "is_dynamo_compiling", "is_exporting", "mark_dynamic", "mark_static", "maybe_mark_dynamic", "optimize", "reset", "run",
+    "allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "disable", "explain",
+    "graph_break", "is_compiling", "is_dynamo_compiling", "is_exporting", "mark_dynamic",
+    "mark_static", "maybe_mark_dynamic", "optimize", "reset", "run",
 ]
 
 

@@ -10,7 +10,8 @@ from . import _props
 
 __all__ = [
     "cuBLASModule", "cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp",
-    "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built", "math_sdp_enabled",
+    "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built",
+    "math_sdp_enabled",
     "matmul", "mem_efficient_sdp_enabled", "preferred_blas_library", "preferred_linalg_library",
     "sdp_kernel",
 ]

@@ -26,7 +26,8 @@ import warnings
 from ..nn.modules.module import Module
 
 __all__ = [
-    "Attribute", "Error", "Final", "ScriptFunction", "ScriptModule", "annotate", "enable_onednn_fusion",
+    "Attribute", "Error", "Final", "ScriptFunction", "ScriptModule", "annotate",
+    "enable_onednn_fusion",
     "export", "freeze", "fuser", "ignore", "interface", "is_scripting", "is_tracing", "isinstance",
     "load", "onednn_fusion_enabled", "optimize_for_inference", "save", "script", "script_method",
     "set_fusion_strategy", "strict_fusion", "trace", "trace_module", "unused",
