@@ -23,6 +23,7 @@ import itertools
 import multiprocessing
 import queue
 import sys
+import time
 import weakref
 
 from . import _worker
@@ -31,8 +32,11 @@ from .dataloader import _BaseDataLoaderIter
 
 __all__ = []
 
-# seconds to wait for a worker to exit on shutdown before terminating it
+# seconds to wait for a worker to exit on shutdown before terminating it (SIGTERM)
 _JOIN_TIMEOUT = 5.0
+# seconds a worker gets to exit after SIGTERM before SIGKILL (a worker stuck in C code, or one
+# that ignores SIGTERM, must never keep the main process waiting, at exit included)
+_KILL_GRACE = 0.5
 
 
 # iterators with live workers; shut down at interpreter exit, while modules still work
@@ -44,7 +48,34 @@ _EXITING = [False]
 def _shutdown_all():
     _EXITING[0] = True
     for it in list(_LIVE):
-        it._shutdown_workers()
+        it._shutdown_workers(join_timeout=1.0)  # a healthy worker exits at once on None
+
+
+def _join_all(workers, seconds):
+    """Join ``workers`` within ``seconds`` in all (not each)."""
+    end = time.monotonic() + seconds
+    for w in workers:
+        w.join(timeout=max(0.0, end - time.monotonic()))
+
+
+def _stop(workers):
+    """SIGTERM the live workers, then SIGKILL those still alive after ``_KILL_GRACE``."""
+    alive = [w for w in workers if w.is_alive()]
+    if not alive:
+        return
+    for w in alive:
+        try:
+            w.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    _join_all(alive, _KILL_GRACE)
+    for w in alive:
+        if w.is_alive():
+            try:
+                w.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+    _join_all(alive, _KILL_GRACE)
 
 
 def _default_context():
@@ -68,7 +99,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         ctx = loader.multiprocessing_context or _default_context()
         no_numba = ctx.get_start_method() == "fork" and _numba_pool_started()
-        self._worker_result_queue = ctx.Queue()
+        self._worker_result_queue = _worker.ResultQueue(ctx)
         self._workers_done_event = ctx.Event()
         _LIVE.add(self)
         try:
@@ -142,7 +173,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         dead = [w.pid for i, w in enumerate(self._workers)
                 if self._workers_status[i] and not w.is_alive()]
         if dead:
-            self._shutdown_workers()
+            self._shutdown_workers(join_timeout=0.0)
             pids = ", ".join(str(p) for p in dead)
             raise RuntimeError(
                 f"DataLoader worker (pid(s) {pids}) exited unexpectedly; if it was killed (out "
@@ -153,6 +184,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if self._timeout > 0:
             ok, data = self._try_get_data(self._timeout)
             if not ok:
+                # the workers are stuck: stop them now (SIGTERM, then SIGKILL after a grace
+                # period), so the error arrives promptly and nothing is left to hang at exit
+                self._shutdown_workers(join_timeout=0.0)
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             return data
         while True:
@@ -207,7 +241,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     # ---- shutdown ----
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, join_timeout=_JOIN_TIMEOUT):
+        """Stop the workers: ask (``None`` on their queues), wait up to ``join_timeout`` seconds
+        in all, then SIGTERM, and SIGKILL whatever is alive ``_KILL_GRACE`` seconds later."""
         if self._shutdown:
             return
         self._shutdown = True
@@ -218,18 +254,14 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     iq.put(None)
                 except (ValueError, OSError):  # queue already closed
                     pass
-            for w in self._workers:
-                w.join(timeout=_JOIN_TIMEOUT)
+            _join_all(self._workers, join_timeout)
             for iq in self._index_queues:
                 iq.cancel_join_thread()
                 iq.close()
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
         finally:
-            for w in self._workers:
-                if w.is_alive():
-                    w.terminate()
-                    w.join(timeout=_JOIN_TIMEOUT)
+            _stop(self._workers)
 
     def __del__(self):
         if not _EXITING[0] and not getattr(self, "_shutdown", True):

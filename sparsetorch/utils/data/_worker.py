@@ -7,6 +7,8 @@ new epoch (persistent workers). Errors travel as an ``ExceptionWrapper`` that th
 re-raises with the worker's traceback in its message.
 """
 
+import multiprocessing.queues
+import pickle
 import queue
 import random
 import sys
@@ -75,11 +77,20 @@ class KeyErrorMessage(str):
 class ExceptionWrapper:
     """An exception and its formatted traceback, picklable, to re-raise in another process."""
 
-    def __init__(self, exc_info=None, where="in background"):
+    def __init__(self, exc_info=None, where="in background", batch=None):
         exc_type, exc, tb = exc_info if exc_info is not None else sys.exc_info()
         self.exc_type = exc_type
         self.exc_msg = "".join(traceback.format_exception(exc_type, exc, tb))
         self.where = where
+        try:
+            pickle.dumps(exc_type)
+        except Exception as e:  # noqa: BLE001 - e.g. an exception class defined in a function
+            # the class can't travel to the main process: a RuntimeError naming it does
+            at = "" if batch is None else f" (batch index {batch})"
+            self.exc_type = RuntimeError
+            self.exc_msg = (f"{exc_type!r}{at}, an exception class that cannot be pickled to reach "
+                            f"the main process ({type(e).__name__}: {e}); define it at module "
+                            f"level to get it back as is.\n{self.exc_msg}")
 
     def reraise(self):
         """Raise the wrapped exception's type with "Caught <Type> <where>" and its traceback."""
@@ -91,6 +102,73 @@ class ExceptionWrapper:
         except Exception:  # noqa: BLE001 - a type whose constructor wants other arguments
             raise RuntimeError(msg) from None
         raise exc
+
+
+# ---- the result queue ----
+
+
+def _unpicklable_part(obj, depth=0):
+    """The innermost part of ``obj`` that plain pickle refuses (containers and instance
+    attributes are searched), or None. Tensors are skipped: they travel by their own reducer."""
+    from ..._tensor import Tensor
+
+    if isinstance(obj, Tensor) or depth > 20:
+        return None
+    if isinstance(obj, dict):
+        parts = list(obj.keys()) + list(obj.values())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        parts = list(obj)
+    else:
+        try:
+            pickle.dumps(obj)
+            return None
+        except Exception:  # noqa: BLE001 - any refusal makes this the culprit
+            pass
+        parts = [] if isinstance(obj, type) else list(getattr(obj, "__dict__", {}).values())
+        for p in parts:
+            inner = _unpicklable_part(p, depth + 1)
+            if inner is not None:
+                return inner
+        return obj
+    for p in parts:
+        inner = _unpicklable_part(p, depth + 1)
+        if inner is not None:
+            return inner
+    return None
+
+
+class ResultQueue(multiprocessing.queues.Queue):
+    """The queue workers put ``(task_index, result)`` on. A result the feeder thread cannot
+    pickle (a lambda inside a batch) is replaced by an error naming the batch index and the type
+    of the part that failed; a plain Queue prints the error and drops the item, and the main
+    process would wait for it forever."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx=ctx)
+
+    def _on_queue_feeder_error(self, e, obj):
+        if not (isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], int)):
+            return super()._on_queue_feeder_error(e, obj)
+        idx, data = obj
+        part = _unpicklable_part(data)
+        what = "" if part is None else f": the part that fails is {type(part)!r} ({_short(part)})"
+        info = _worker_info
+        wid = "" if info is None else f" process {info.id}"
+        msg = (f"DataLoader worker{wid} could not pickle the result of batch index {idx} to send "
+               f"it to the main process{what}. {type(e).__name__}: {e}. Return only picklable "
+               f"objects from the dataset and collate_fn (no lambdas or local classes).")
+        wrapped = ExceptionWrapper.__new__(ExceptionWrapper)
+        wrapped.exc_type, wrapped.exc_msg = RuntimeError, msg
+        wrapped.where = f"in DataLoader worker{wid}"
+        self.put((idx, wrapped))
+
+
+def _short(x):
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001
+        r = object.__repr__(x)
+    return r if len(r) <= 120 else r[:117] + "..."
 
 
 # ---- fetchers: sampler index -> collated data ----
@@ -282,7 +360,8 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
                         data = _IterableDatasetStopIteration(worker_id)
                         iteration_end = True
                 except Exception:  # noqa: BLE001 - re-raised in the main process
-                    data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+                    data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}",
+                                            batch=idx)
             data_queue.put((idx, data))
             del data, index, task  # don't hold a batch while blocked on the next task
     except KeyboardInterrupt:  # the main process handles Ctrl-C and shuts the workers down
