@@ -120,8 +120,8 @@ def test_default_log_dir_flush_close_and_reopen(tmp_path, monkeypatch):
     w.add_scalar("a", 2.0, 1)  # a new event file after close
     w.close()
     assert sorted((e.step, e.value) for e in _read(w.get_logdir()).Scalars("a")) == [(0, 1.0), (1, 2.0)]
-    with pytest.raises(NotImplementedError, match="add_image is not implemented"):
-        w.add_image("img", st.zeros(3, 4, 4))
+    with pytest.raises(NotImplementedError, match="add_video is not implemented"):
+        w.add_video("vid", st.zeros(1, 2, 3, 4, 4))
 
 
 def test_missing_tensorboard_names_pip_install(monkeypatch):
@@ -138,10 +138,60 @@ def test_signatures_match_torch():
 
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
-    for name in ("__init__", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
+    for name in ("__init__", "add_image", "add_images", "add_figure", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
                  "add_text", "add_hparams", "flush", "close", "get_logdir", "__exit__"):
         ours = inspect.signature(getattr(SummaryWriter, name)).parameters.values()
         theirs = inspect.signature(getattr(TorchWriter, name)).parameters.values()
         assert [(p.name, p.default) for p in ours] == [(p.name, p.default) for p in theirs], name
     public = {n for n in dir(TorchWriter) if not n.startswith("_")}
     assert not public - set(dir(SummaryWriter))  # the rest raise NotImplementedError
+
+
+def test_images_and_figures_match_torch(tmp_path):
+    pytest.importorskip("PIL")
+    import io
+
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    chw = rng.random((3, 5, 7)).astype(np.float32)
+    batch = rng.integers(0, 256, (10, 1, 4, 6)).astype(np.uint8)
+    with SummaryWriter(tmp_path) as w:
+        w.add_image("chw", st.from_numpy(chw), 1)
+        w.add_image("hw", chw[0], 2, dataformats="HW")
+        w.add_images("batch", batch, 3)
+    ea = _read(tmp_path)
+
+    def pixels(tag):
+        img = ea.Images(tag)[0]
+        return np.asarray(Image.open(io.BytesIO(img.encoded_image_string))), img
+
+    px, img = pixels("chw")
+    assert (img.step, img.width, img.height) == (1, 7, 5)
+    np.testing.assert_array_equal(px, (chw.transpose(1, 2, 0) * 255).astype(np.uint8))
+    assert pixels("hw")[0].shape == (5, 7, 3)
+    grid, img = pixels("batch")
+    assert grid.shape == (8, 48, 3)  # 10 images in 8 columns: 2 rows
+    np.testing.assert_array_equal(grid[4:, 6:12, 0], batch[9, 0])
+    assert not grid[4:, 12:].any()  # the empty cells of the last row
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard import summary as ts
+
+    for tag, data, fmt in (("chw", chw, "CHW"), ("batch", batch, "NCHW")):
+        theirs = ts.image(tag, data, dataformats=fmt).value[0].image
+        ref = np.asarray(Image.open(io.BytesIO(theirs.encoded_image_string)))
+        np.testing.assert_array_equal(pixels(tag)[0], ref)
+
+
+def test_figure(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(2, 1), dpi=50)
+    plt.plot([0, 1], [1, 0])
+    with SummaryWriter(tmp_path) as w:
+        w.add_figure("fig", fig, 0)
+    img = _read(tmp_path).Images("fig")[0]
+    assert (img.width, img.height) == (100, 50)
+    assert not plt.fignum_exists(fig.number)  # closed by default

@@ -11,6 +11,7 @@ import time
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from ._image import figure_to_image, image
 from ._summary import histogram, histogram_raw, hparams, scalar, text
 
 __all__ = ["FileWriter", "SummaryWriter"]
@@ -159,6 +160,22 @@ class SummaryWriter:
         """Add text data (Markdown) to summary, under ``<tag>/text_summary``."""
         self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
 
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        """Add an image (float in [0, 1] or uint8; ``dataformats`` e.g. ``CHW``, ``HWC``, ``HW``);
+        needs Pillow."""
+        self._get_file_writer().add_summary(
+            image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """Add a batch of images, shown as one grid of 8 columns."""
+        self._get_file_writer().add_summary(
+            image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """Render a matplotlib figure (or a list of figures, as a grid) into an image."""
+        fmt = "NCHW" if isinstance(figure, list) else "CHW"
+        self.add_image(tag, figure_to_image(figure, close), global_step, walltime, dataformats=fmt)
+
     def flush(self):
         """Flushes the event files to disk."""
         if self.all_writers is None:
@@ -185,14 +202,13 @@ class SummaryWriter:
 def _not_implemented(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(
-            f"SummaryWriter.{name} is not implemented in sparsetorch (scalars, histograms, text "
-            "and hparams are)")
+            f"SummaryWriter.{name} is not implemented in sparsetorch (scalars, histograms, text, "
+            "images, figures and hparams are)")
     method.__name__ = name
     return method
 
 
-for _name in ("add_tensor", "add_image", "add_images", "add_image_with_boxes", "add_figure",
-              "add_video", "add_audio", "add_graph", "add_onnx_graph", "add_embedding",
+for _name in ("add_tensor", "add_image_with_boxes", "add_video", "add_audio", "add_graph", "add_onnx_graph", "add_embedding",
               "add_pr_curve", "add_pr_curve_raw", "add_custom_scalars",
               "add_custom_scalars_multilinechart", "add_custom_scalars_marginchart", "add_mesh"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
