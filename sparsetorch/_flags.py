@@ -10,7 +10,7 @@
 
 import warnings
 
-__all__ = ["STATE", "alert_nondeterministic", "deterministic"]
+__all__ = ["STATE", "alert_nondeterministic", "deterministic", "uninitialized_fill"]
 
 # torch's defaults (torch 2.13, CPU build): see sparsetorch/backends/
 STATE = {
@@ -27,6 +27,7 @@ STATE = {
     "mkldnn_enabled": True,
     "mkldnn_deterministic": False,
     "mkldnn_allow_tf32": None,  # torch 2.13 reports None until it is set
+    "fill_uninitialized_memory": True,  # torch.utils.deterministic.fill_uninitialized_memory
 }
 
 
@@ -34,6 +35,24 @@ def deterministic():
     """Whether kernels must give bit-identical results from run to run."""
     s = STATE
     return s["deterministic"] or s["cudnn_deterministic"]
+
+
+def uninitialized_fill(np_dtype):
+    """The value ``empty`` fills new memory with (None: leave it uninitialized): under
+    ``use_deterministic_algorithms(True)`` with ``fill_uninitialized_memory``, as torch: NaN for
+    floating and complex types, the largest value for integers, True for bool."""
+    if not (STATE["deterministic"] and STATE["fill_uninitialized_memory"]):
+        return None
+    kind = np_dtype.kind
+    if kind == "b":
+        return True
+    if kind in "iu":
+        import numpy as np
+
+        return np.iinfo(np_dtype).max
+    if kind == "c":
+        return complex(float("nan"), 0.0)
+    return float("nan")
 
 
 def alert_nondeterministic(caller):

@@ -243,3 +243,25 @@ def test_unknown_ops_raise_torchs_attribute_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert hasattr(st.ops.aten, "matmul")
+
+
+def test_empty_fills_memory_in_deterministic_mode_as_torch():
+    dtypes = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+              "float64", "complex64"]
+    try:
+        st.use_deterministic_algorithms(True)
+        torch.use_deterministic_algorithms(True)
+        assert st.utils.deterministic.fill_uninitialized_memory is True
+        for name in dtypes:
+            got = st.empty(3, dtype=getattr(st, name))
+            want = torch.empty(3, dtype=getattr(torch, name))
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+        x = st.ones(2, 2)
+        for got in (st.empty_like(x), x.new_empty(4), st.empty_strided((2, 2), (1, 2))):
+            assert bool(got.isnan().all())
+        st.utils.deterministic.fill_uninitialized_memory = False
+        assert st.empty(3).shape == (3,)  # left uninitialized again
+        with pytest.raises(RuntimeError, match="expected a bool, but got int"):
+            st.utils.deterministic.fill_uninitialized_memory = 1
+    finally:
+        torch.use_deterministic_algorithms(False)

@@ -11,6 +11,7 @@ import warnings
 import numpy as np  # host-side interop (from_numpy, as_tensor); not a kernel
 
 from .. import _dtype as D
+from .. import _flags
 from .._backend import get_backend
 from .._device import CPU, as_device
 from .._dispatch import call, defop, wrap
@@ -187,6 +188,9 @@ def _filled(fname, shape, fill, dtype, device, requires_grad, out, layout=None):
     xp = np if device is CPU else get_backend(device).xp
     if fill is None:
         arr = xp.empty(shape, dt.np)
+        v = _flags.uninitialized_fill(dt.np)  # torch's deterministic mode fills new memory
+        if v is not None:
+            arr.fill(v)
     elif fill == 0 and fill.__class__ is int:
         arr = xp.zeros(shape, dt.np)
     elif fill == 1 and fill.__class__ is int:
@@ -376,6 +380,9 @@ def empty_strided(
     xp = get_backend(device).xp
     n = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     buf = xp.empty(n, dt.np)
+    v = _flags.uninitialized_fill(dt.np)
+    if v is not None:
+        buf.fill(v)
     arr = xp.lib.stride_tricks.as_strided(buf, shape, tuple(s * dt.itemsize for s in stride))
     return finish(wrap(arr, dt, device, strided), requires_grad)
 
