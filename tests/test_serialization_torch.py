@@ -327,3 +327,27 @@ def test_weights_only_is_a_keyword_bool_and_none_means_true():
     with pytest.raises(TypeError):
         load(io.BytesIO(data), weights_only="yes")
     assert os.path.basename(ser.__file__) == "__init__.py"
+
+
+def test_tensor_attributes_pickle_protocols_and_unsafe_legacy():
+    t = st.ones(2)
+    t.tag = "w"
+    r = ours_to_torch(t)
+    assert r.tag == "w" and r.tolist() == [1.0, 1.0]
+    assert torch_to_ours(r).tag == "w"
+    p = st.nn.Parameter(st.zeros(1))
+    p.note = 3
+    assert torch_to_ours(ours_to_torch(p)).note == 3
+    for proto in (2, 3, 4, 5):
+        buf = io.BytesIO()
+        save({"w": st.arange(3), "b": b"x", "f": {1.5}}, buf, pickle_protocol=proto)
+        buf.seek(0)
+        r = load(buf)
+        assert r["w"].tolist() == [0, 1, 2] and r["b"] == b"x" and r["f"] == {1.5}
+    buf = io.BytesIO()
+    save(st.nn.Linear(2, 1), buf, _use_new_zipfile_serialization=False)
+    with pytest.raises(SerializationError, match="Linear"):
+        load(io.BytesIO(buf.getvalue()))
+    assert type(load(io.BytesIO(buf.getvalue()), weights_only=False)) is st.nn.Linear
+    with pytest.raises(ValueError, match="pickle_protocol"):
+        save(1, io.BytesIO(), pickle_protocol=1)

@@ -173,7 +173,7 @@ def load_legacy(fh, start, end, map_location, weights_only, encoding):
     pos = 0
 
     def restricted(at, persistent_load=_no_storage, dry=False):
-        u = RestrictedUnpickler(blob[at:], persistent_load, encoding, dry)
+        u = RestrictedUnpickler(blob[at:], persistent_load, encoding, dry, any_global=not weights_only)
         return u.load(), at + u.f.tell()
 
     try:

@@ -42,8 +42,9 @@ def _refuse(what):
 class RestrictedUnpickler:
     """``RestrictedUnpickler(data, persistent_load, encoding).load()`` for ``data`` (bytes)."""
 
-    def __init__(self, data, persistent_load, encoding="ASCII", dry=False):
+    def __init__(self, data, persistent_load, encoding="ASCII", dry=False, any_global=False):
         self.dry = dry  # only walk the pickle (globals and storage ids checked, nothing called)
+        self.any_global = dry and any_global  # a dry walk for weights_only=False: names unchecked
         self.f = io.BytesIO(data)
         self.persistent_load = persistent_load
         self.encoding = encoding
@@ -93,6 +94,8 @@ class RestrictedUnpickler:
         if obj is None:
             obj = self.user.get(full)
         if obj is None:
+            if self.any_global:  # this walk only collects storage ids; pickle itself runs next
+                return _DRY
             raise refused_global(full)
         return obj
 
