@@ -138,7 +138,7 @@ def test_signatures_match_torch():
 
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
-    for name in ("__init__", "add_image", "add_images", "add_figure", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
+    for name in ("__init__", "add_tensor", "add_image", "add_images", "add_figure", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
                  "add_text", "add_hparams", "flush", "close", "get_logdir", "__exit__"):
         ours = inspect.signature(getattr(SummaryWriter, name)).parameters.values()
         theirs = inspect.signature(getattr(TorchWriter, name)).parameters.values()
@@ -195,3 +195,27 @@ def test_figure(tmp_path):
     img = _read(tmp_path).Images("fig")[0]
     assert (img.width, img.height) == (100, 50)
     assert not plt.fignum_exists(fig.number)  # closed by default
+
+
+def test_add_tensor_protos_equal_torch(tmp_path):
+    values = [[1.5, -2.0, 0.25], [3.0, 0.0, -1.0]]
+    dtypes = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool",
+              "complex64"]
+    with SummaryWriter(tmp_path) as w:
+        for name in dtypes:
+            w.add_tensor(name, st.tensor(values).to(getattr(st, name)), 4)
+    ea = _read(tmp_path)
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import summary as ts
+
+    from tensorboard.util import tensor_util
+
+    half = ea.Tensors("float16")[0].tensor_proto  # 16-bit patterns, decoded by TensorBoard
+    np.testing.assert_array_equal(tensor_util.make_ndarray(half), np.array(values, np.float16))
+    bf16 = ea.Tensors("bfloat16")[0].tensor_proto.half_val
+    assert list(bf16) == [0x3FC0, 0xC000, 0x3E80, 0x4040, 0, 0xBF80]
+    for name in dtypes[:2] + dtypes[4:]:  # torch writes float32 bits into half_val: not compared
+        ours = ea.Tensors(name)[0]
+        theirs = ts.tensor_proto(name, torch.tensor(values).to(getattr(torch, name)))
+        assert ours.step == 4
+        assert ours.tensor_proto == theirs.value[0].tensor, name

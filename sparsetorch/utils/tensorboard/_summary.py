@@ -14,7 +14,8 @@ from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 from ..._layout import strided
 from ..._tensor import Tensor
 
-__all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "text", "hparams"]
+__all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "text", "hparams",
+           "tensor_proto"]
 
 
 def make_np(x):
@@ -27,6 +28,8 @@ def make_np(x):
         x = x.detach()
         if x.layout is not strided:
             x = x.to_dense()
+        if x.dtype.name == "bfloat16":  # numpy() refuses it, as torch's; torch goes through half
+            x = x.half()
         return np.asarray(x.cpu().numpy())
     raise NotImplementedError(f"Got {type(x)}, but numpy array or torch tensor are expected.")
 
@@ -91,6 +94,54 @@ def text(tag, text):
     proto = TensorProto(dtype="DT_STRING", string_val=[text.encode(encoding="utf_8")],
                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=meta, tensor=proto)])
+
+
+# ---- whole tensors (the "tensor" plugin) ----
+
+def _half_bits(a):
+    return a.astype(np.float16).view(np.uint16).ravel().tolist()
+
+
+def _bfloat16_bits(a):  # ``a``: the float32 values of a bfloat16 tensor (exact), top 16 bits
+    return (a.astype(np.float32).view(np.uint32) >> 16).ravel().tolist()
+
+
+def _complex_parts(a):
+    return a.ravel().view(np.float64 if a.dtype == np.complex128 else np.float32).tolist()
+
+
+def _flat(a):
+    return a.ravel().tolist()
+
+
+_TENSOR_TYPES = {  # sparsetorch dtype name -> (proto dtype, proto field, values), as torch's map
+    "float16": ("DT_HALF", "half_val", _half_bits),
+    "bfloat16": ("DT_BFLOAT16", "half_val", _bfloat16_bits),
+    "float32": ("DT_FLOAT", "float_val", _flat), "float64": ("DT_DOUBLE", "double_val", _flat),
+    "int8": ("DT_INT8", "int_val", _flat), "uint8": ("DT_UINT8", "uint32_val", _flat),
+    "int16": ("DT_INT16", "int_val", _flat), "int32": ("DT_INT32", "int_val", _flat),
+    "int64": ("DT_INT64", "int64_val", _flat), "bool": ("DT_BOOL", "bool_val", _flat),
+    "complex64": ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    "complex128": ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+}
+
+
+def tensor_proto(tag, tensor):
+    """A ``Summary`` holding the whole tensor (dense values; a sparse tensor is densified).
+
+    ``half_val`` holds 16-bit patterns, as TensorBoard decodes them (torch 2.13 writes the float32
+    bit patterns of half and bfloat16 values there, which TensorBoard misreads)."""
+    if tensor.numel() * tensor.itemsize >= (1 << 31):
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    entry = _TENSOR_TYPES.get(tensor.dtype.name)
+    if entry is None:
+        raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
+    dtype, field, values = entry
+    arr = make_np(tensor.float() if tensor.dtype.name == "bfloat16" else tensor)
+    shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=n) for n in tensor.shape])
+    proto = TensorProto(**{"dtype": dtype, "tensor_shape": shape, field: values(arr)})
+    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return Summary(value=[Summary.Value(tag=tag, metadata=meta, tensor=proto)])
 
 
 # ---- hyperparameters (the hparams plugin's three summaries) ----

@@ -12,7 +12,7 @@ from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._image import figure_to_image, image
-from ._summary import histogram, histogram_raw, hparams, scalar, text
+from ._summary import histogram, histogram_raw, hparams, scalar, tensor_proto, text
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -139,6 +139,10 @@ class SummaryWriter:
                     fw_tag, self.max_queue, self.flush_secs, self.filename_suffix)
             fw.add_summary(scalar(main_tag, value), global_step, walltime)
 
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        """Add a whole tensor (its shape, dtype and values) to summary."""
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
+
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
         """Add a histogram of ``values`` (Tensor, sparse Tensor, ndarray) to summary; ``bins`` is
@@ -208,7 +212,7 @@ def _not_implemented(name):
     return method
 
 
-for _name in ("add_tensor", "add_image_with_boxes", "add_video", "add_audio", "add_graph", "add_onnx_graph", "add_embedding",
+for _name in ("add_image_with_boxes", "add_video", "add_audio", "add_graph", "add_onnx_graph", "add_embedding",
               "add_pr_curve", "add_pr_curve_raw", "add_custom_scalars",
               "add_custom_scalars_multilinechart", "add_custom_scalars_marginchart", "add_mesh"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
