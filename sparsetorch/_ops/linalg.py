@@ -407,6 +407,10 @@ def _add_product(fname, input, product, beta, alpha, out):
 @_ac.policy(_ac.LOWER)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to ``(n, p)``."""
+    prof = _profiler.ACTIVE
+    if prof is not None and prof.named(addmm):
+        return prof.run_named("aten::addmm", addmm, (input, mat1, mat2),
+                              {"beta": beta, "alpha": alpha, "out": out})
     return _add_product("addmm", input, mm(mat1, mat2), beta, alpha, out)
 
 

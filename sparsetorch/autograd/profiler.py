@@ -108,6 +108,30 @@ class _Recorder:
             r.mem = _nbytes(out)
         return out
 
+    # ---- a public function that is not one op (linear, addmm): the same re-entry, keyed by
+    # the function ----
+
+    def named(self, fn):
+        """False for the re-entry of ``fn`` that :meth:`run_named` just made."""
+        loc = self._thread()
+        if loc.pending is fn:
+            loc.pending = None
+            return False
+        return True
+
+    def run_named(self, name, fn, args, kwargs=None):
+        r = self.begin(name, _shapes(args, ()) if self.shapes else None)
+        loc = self.local
+        loc.pending = fn
+        try:
+            out = fn(*args, **kwargs) if kwargs else fn(*args)
+        finally:
+            loc.pending = None
+            self.end(r)
+        if self.memory:
+            r.mem = _nbytes(out)
+        return out
+
     # ---- the engine's hook ----
 
     def run_node(self, node, fn, *args):

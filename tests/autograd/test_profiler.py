@@ -31,6 +31,7 @@ def test_small_model_ops_and_counts():
         y.backward()
     c = _counts(prof)
     assert c["aten::mm"] >= 2  # two forward products (+ those of backward)
+    assert c["aten::linear"] == 2 and c["aten::addmm"] == 2  # torch's names for nn.Linear
     assert c["aten::relu"] == 1
     assert c["aten::sum"] == 3  # the loss, and the two bias gradients (torch counts 3 too)
     assert c["autograd::engine::evaluate_function: SumBackward0"] == 1
@@ -38,9 +39,11 @@ def test_small_model_ops_and_counts():
     assert c["ReluBackward0"] == 1
     assert c["torch::autograd::AccumulateGrad"] == 4  # 2 weights + 2 biases
     assert c["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"] == 4
-    forward_only = [e for e in prof.function_events
-                    if e.name == "aten::mm" and e.cpu_parent is None]
-    assert len(forward_only) == 2  # the backward's products are nested in their nodes
+    top = [e.name for e in prof.function_events if e.cpu_parent is None
+           and not e.name.startswith("autograd::engine")]
+    assert top == ["aten::linear", "aten::relu", "aten::linear", "aten::sum"]
+    linear = next(e for e in prof.function_events if e.name == "aten::linear")
+    assert "aten::addmm" in [c.name for c in linear.cpu_children]
 
 
 def test_counts_match_torch_for_elementwise_graph():
@@ -60,6 +63,18 @@ def test_counts_match_torch_for_elementwise_graph():
     names = ["aten::mul", "aten::add", "aten::sum", "MulBackward0", "AddBackward0",
              "SumBackward0", "torch::autograd::AccumulateGrad",
              "autograd::engine::evaluate_function: MulBackward0"]
+    assert {n: ours.get(n) for n in names} == {n: theirs.get(n) for n in names}
+
+    def run_mlp(lib, prof_mod):
+        m = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+        with prof_mod.profile() as p:
+            m(lib.ones(5, 4)).sum().backward()
+        return {e.key: e.count for e in p.key_averages()}
+
+    ours = run_mlp(st, profiler)
+    theirs = run_mlp(torch, tprof)
+    names = ["aten::linear", "aten::addmm", "aten::relu", "aten::sum", "ReluBackward0",
+             "torch::autograd::AccumulateGrad"]
     assert {n: ours.get(n) for n in names} == {n: theirs.get(n) for n in names}
 
 

@@ -7,6 +7,7 @@ from ... import _autocast as _ac
 from ..._dtype import int64
 from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
+from ...autograd import profiler as _profiler
 
 __all__ = [
     "alpha_dropout",
@@ -24,6 +25,9 @@ __all__ = [
 
 def linear(input, weight, bias=None):
     r"""``y = x A^T + b``. ``input (*, in_features)``, ``weight (out_features, in_features)``."""
+    prof = _profiler.ACTIVE  # profiling: an aten::linear range around the ops below
+    if prof is not None and prof.named(linear):
+        return prof.run_named("aten::linear", linear, (input, weight, bias))
     if _ac.active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
         return _ac.run(linear, _ac.LOWER, (input, weight, bias), None)
     check_tensor(input, "linear")
