@@ -191,6 +191,25 @@ class Generator:
         self._load_bytes(new_state.detach().cpu().numpy().reshape(-1).tobytes())
         return self
 
+    def clone_state(self):
+        """A new generator in this one's exact state (engine and cached normal sample)."""
+        g = Generator(self._device)
+        g._load_bytes(self._state_bytes())
+        g._fresh = self._fresh
+        return g
+
+    def get_offset(self):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def __getstate__(self):
         return {"device": str(self._device), "state": self._state_bytes()}
 

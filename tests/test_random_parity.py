@@ -272,3 +272,18 @@ def test_large_draws_with_and_without_numba(use_numba):
         both(lambda L: L.randperm(6000), calls=1)
     finally:
         _spmm.use_numba(old)
+
+
+def test_generator_clone_state_and_offsets():
+    g, tg = st.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    st.randn(1, generator=g)
+    torch.randn(1, generator=tg)  # a cached normal sample travels with the clone
+    c, tc = g.clone_state(), tg.clone_state()
+    assert c.initial_seed() == tc.initial_seed() == 3
+    same(st.randn(3, generator=c), torch.randn(3, generator=tc))
+    same(st.randn(3, generator=g), torch.randn(3, generator=tg))
+    for call in (lambda x: x.get_offset(), lambda x: x.set_offset(1)):
+        with pytest.raises(RuntimeError, match="does not use offset"):
+            call(g)
+    with pytest.raises(NotImplementedError, match="graphsafe_get_state"):
+        g.graphsafe_get_state()
