@@ -25,11 +25,11 @@ __all__ = [
 
 def linear(input, weight, bias=None):
     r"""``y = x A^T + b``. ``input (*, in_features)``, ``weight (out_features, in_features)``."""
+    if _ac.active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
+        return _ac.run(linear, _ac.LOWER, (input, weight, bias), None)
     prof = _profiler.ACTIVE  # profiling: an aten::linear range around the ops below
     if prof is not None and prof.named(linear):
         return prof.run_named("aten::linear", linear, (input, weight, bias))
-    if _ac.active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
-        return _ac.run(linear, _ac.LOWER, (input, weight, bias), None)
     check_tensor(input, "linear")
     check_tensor(weight, "linear", "weight")
     if weight.ndim not in (1, 2):
