@@ -1,4 +1,4 @@
-"""torch.utils.checkpoint: recomputation in backward, gradients, RNG, sparse inputs, torch parity."""
+"""torch.utils.checkpoint: recomputation in backward, gradients, RNG, sparse inputs, parity."""
 
 import warnings
 
