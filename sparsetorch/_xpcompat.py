@@ -15,7 +15,9 @@ kernels hit are filled here ONCE, so the kernels need no per-backend branches:
 - functions missing from older CuPy (``union1d``...) are derived from ones it has;
 - under ``torch.use_deterministic_algorithms(True)`` (or ``backends.cudnn.deterministic``),
   floating ``add.at`` / ``subtract.at`` take the sorted path too: CuPy's atomic scatter-add
-  sums in thread-timing order, the sorted segment sum in one fixed order.
+  sums in thread-timing order, the sorted segment sum in one fixed order; and ``assign``
+  (``out[key] = src`` with repeated integer indices, where a GPU keeps an arbitrary one of the
+  values) keeps the last one, as NumPy and torch's deterministic mode do.
 
 The replacements are device-side array code (sorts, gathers, log-depth scans), never a copy to
 the host. On the CPU, ``be.xp`` is NumPy itself: none of this is on the CPU's path.
@@ -28,7 +30,7 @@ import types
 
 from . import _flags
 
-__all__ = ["compat_namespace", "compat_sparse"]
+__all__ = ["assign", "compat_namespace", "compat_sparse"]
 
 # dtypes (by NumPy char) of the target array for which CuPy's scatter kernels exist
 _NATIVE_AT = {
@@ -238,6 +240,34 @@ def scatter_reduce(xp, fn, name, a, indices, b):
         red = reduceat(xp, fn, vals, starts, 0)
     sub = xp.unravel_index(keys[starts], a.shape)
     a[sub] = fn(a[sub], red)
+
+
+# ---- deterministic assignment through repeated indices ----
+
+
+def _int_arrays(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(getattr(k, "ndim", 0) > 0 and k.dtype.kind in "iu" for k in parts)
+
+
+def assign(be, out, key, src):
+    """``out[key] = src``. On a CUDA backend under the deterministic flags, when ``key`` holds
+    integer index arrays (which may repeat a position), the last value for each position is
+    written, as NumPy does; elsewhere the plain assignment runs."""
+    if be.name == "cpu" or not _flags.deterministic() or not _int_arrays(key):
+        out[key] = src
+        return
+    xp = be.xp
+    pos = xp.arange(out.size, dtype=xp.int64).reshape(out.shape)[key]
+    vals = xp.broadcast_to(xp.asarray(src).astype(out.dtype, copy=False), pos.shape).reshape(-1)
+    pos = pos.reshape(-1)
+    if pos.shape[0] == 0:
+        return
+    order = xp.argsort(pos, kind="stable")
+    sorted_pos = pos[order]
+    last = xp.concatenate((sorted_pos[1:] != sorted_pos[:-1], xp.ones(1, bool)))
+    keep = order[last]
+    out[xp.unravel_index(pos[keep], out.shape)] = vals[keep]
 
 
 # ---- functions missing from older CuPy ----

@@ -265,3 +265,23 @@ def test_empty_fills_memory_in_deterministic_mode_as_torch():
             st.utils.deterministic.fill_uninitialized_memory = 1
     finally:
         torch.use_deterministic_algorithms(False)
+
+
+def test_deterministic_assign_keeps_the_last_repeated_index():
+    import types
+
+    from sparsetorch import _xpcompat
+
+    gpu_like = types.SimpleNamespace(name="cuda", xp=np)  # the CUDA branch, over NumPy
+    idx = np.array([3, 1, 3, 0, 1, 3])
+    src = np.arange(6.0, dtype=np.float32)
+    st.use_deterministic_algorithms(True)
+    out = np.zeros(5, np.float32)
+    _xpcompat.assign(gpu_like, out, idx, src)
+    assert out.tolist() == [3.0, 4.0, 0.0, 5.0, 0.0]
+    out2 = np.zeros((2, 3), np.float32)
+    _xpcompat.assign(gpu_like, out2, (np.array([1, 1, 0]), slice(None)), 7.0)
+    assert out2.tolist() == [[7.0] * 3, [7.0] * 3]
+    out3 = np.zeros((3, 2), np.int64)
+    _xpcompat.assign(gpu_like, out3, (np.array([2, 2]),), np.array([[1, 2], [3, 4]]))
+    assert out3.tolist() == [[0, 0], [0, 0], [3, 4]]

@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
+from .._xpcompat import assign
 from ..autograd.grad_mode import GRAD_ENABLED
 from ._util import check_tensor, inplace_of
 from .sparse_shape import sparse_getitem
@@ -254,7 +255,7 @@ def _put_kernel(be, x, v, key, accumulate, basic):
     out = x.copy()
     try:
         if not accumulate:
-            out[key] = v
+            assign(be, out, key, v)  # the last of repeated indices wins, on every device
         elif basic:
             out[key] += v
         else:
@@ -371,7 +372,10 @@ def setitem(input, key, value):
         if _grad_enabled() and (target._rg or (vt and value._rg)):
             _dispatch.inplace(_setitem_functional, target, (key, is_basic, value), None, "setitem")
             return
-        data[key] = value._data if vt else value
+        if is_basic or target.device.type == "cpu":
+            data[key] = value._data if vt else value
+        else:
+            assign(_dispatch.get_backend(target.device), data, key, value._data if vt else value)
     except IndexError as e:
         raise index_error(e) from None
     _dispatch.bump_version(target)

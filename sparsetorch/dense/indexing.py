@@ -4,6 +4,7 @@ Kernels take the Backend first and use ``be.xp`` only, so CPU and GPU share them
 """
 
 from .._dtype import is_float_np
+from .._xpcompat import assign
 
 
 def _coords(be, idx, dim):
@@ -35,7 +36,7 @@ def _scatter_into(be, out, idx, src, dim, reduce):
     if hasattr(src, "shape"):
         src = src.reshape(idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
     if reduce is None:
-        out[key] = src
+        assign(be, out, key, src)  # the last of repeated indices wins, on every device
     else:
         getattr(be.xp, _UFUNC[reduce]).at(out, key, src)
 
@@ -114,7 +115,7 @@ def _index_copy_kernel(be, x, idx, src, dim):
     if out.ndim == 0:
         out.reshape(1)[idx.reshape(-1)] = src.reshape(-1)
     else:
-        out[_along(dim, idx)] = src
+        assign(be, out, _along(dim, idx), src)
     return out
 
 

@@ -172,3 +172,30 @@ def test_complex_sparse_dense_product_alerts_under_the_flag(device):
             a @ x
     finally:
         st.use_deterministic_algorithms(False)
+
+
+def test_deterministic_writes_through_repeated_indices(device):
+    st.manual_seed(0)
+    idx = st.randint(0, 20, (5000,))
+    src = st.randn(5000)
+    want_scatter = st.zeros(20).scatter(0, idx, src)
+    want_put = st.zeros(20).index_put((idx,), src)
+    want_copy = st.zeros(20, 3).index_copy(0, idx, src[:, None].expand(5000, 3).contiguous())
+    want_set = st.zeros(20)
+    want_set[idx] = src
+    st.use_deterministic_algorithms(True)
+    try:
+        d_idx, d_src = idx.to(device), src.to(device)
+        for _ in range(2):
+            got_set = st.zeros(20, device=device)
+            got_set[d_idx] = d_src
+            for got, want in (
+                (st.zeros(20, device=device).scatter(0, d_idx, d_src), want_scatter),
+                (st.zeros(20, device=device).index_put((d_idx,), d_src), want_put),
+                (st.zeros(20, 3, device=device).index_copy(
+                    0, d_idx, d_src[:, None].expand(5000, 3).contiguous()), want_copy),
+                (got_set, want_set),
+            ):
+                np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())  # the last wins
+    finally:
+        st.use_deterministic_algorithms(False)
