@@ -1,4 +1,4 @@
-"""Shared-memory arrays: the payload side of ``Tensor.share_memory_()`` and ``torch.multiprocessing``.
+"""Shared-memory arrays: the payload side of ``Tensor.share_memory_()`` and multiprocessing.
 
 An array is *shared* when its root buffer is an ``mmap`` of a shared-memory segment made (or
 attached) here; the registry below maps such ``mmap`` objects to their segment, so ``is_shared``

@@ -24,8 +24,6 @@ __all__ = [
     "set_dir",
 ]
 
-_list = list  # ``list`` is a public function of this module, as in torch
-
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")  # resnet18-bfd8deac.pth -> bfd8deac
 ENV_TORCH_HOME = "TORCH_HOME"
 ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"

@@ -1,4 +1,4 @@
-"""torch.hub / torch.utils.model_zoo: cache directory, file:// downloads, hash checks, hubconf.py."""
+"""torch.hub / torch.utils.model_zoo: cache directory, file:// downloads, hashes, hubconf.py."""
 
 import hashlib
 import inspect
@@ -54,7 +54,8 @@ def test_get_dir_follows_torch_env_vars(monkeypatch, tmp_path):
 def test_signatures_match_torch():
     torch = pytest.importorskip("torch")
     for name in hub.__all__:
-        ours, theirs = inspect.signature(getattr(hub, name)), inspect.signature(getattr(torch.hub, name))
+        ours = inspect.signature(getattr(hub, name))
+        theirs = inspect.signature(getattr(torch.hub, name))
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
                [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name
     assert set(hub.__all__) == set(torch.hub.__all__)
@@ -68,7 +69,8 @@ def test_download_url_to_file_and_hash_prefix(tmp_path):
     hub.download_url_to_file(src.as_uri(), str(dst), hash_prefix=digest[:8], progress=False)
     assert dst.read_bytes() == src.read_bytes()
     bad = tmp_path / "bad.bin"
-    with pytest.raises(RuntimeError, match=f'invalid hash value \\(expected "0000", got "{digest}"\\)'):
+    msg = f'invalid hash value \\(expected "0000", got "{digest}"\\)'
+    with pytest.raises(RuntimeError, match=msg):
         hub.download_url_to_file(src.as_uri(), str(bad), hash_prefix="0000", progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blob.bin", "out.bin"]  # no .partial
 
@@ -81,7 +83,8 @@ def test_load_state_dict_from_url_downloads_once_and_checks_hash(tmp_path, capsy
     _same(got, state)
     assert "Downloading:" in capsys.readouterr().out
     path.unlink()  # the second call reads the cached copy
-    _same(hub.load_state_dict_from_url(path.as_uri(), model_dir=str(cache), map_location="cpu"), state)
+    again = hub.load_state_dict_from_url(path.as_uri(), model_dir=str(cache), map_location="cpu")
+    _same(again, state)
     assert model_zoo.load_url is hub.load_state_dict_from_url
 
 

@@ -214,7 +214,8 @@ def test_spawn_forwards_child_exception():
 def test_spawn_reports_exit_code_and_join_false():
     ctx = mp.start_processes(W.exit_with, args=(3,), nprocs=1, join=False, start_method="fork")
     assert isinstance(ctx, mp.ProcessContext) and len(ctx.pids()) == 1
-    with pytest.raises(mp.ProcessExitedException, match="process 0 terminated with exit code 3") as e:
+    msg = "process 0 terminated with exit code 3"
+    with pytest.raises(mp.ProcessExitedException, match=msg) as e:
         while not ctx.join(TIMEOUT):
             pass
     assert e.value.exit_code == 3

@@ -32,7 +32,8 @@ def test_scalars_from_tensors_arrays_and_numbers(tmp_path):
         with pytest.raises(AssertionError, match="Tensor should contain one element"):
             w.add_scalar("bad", st.ones(2), 0)
     ea = _read(tmp_path)
-    assert [(e.step, e.value) for e in ea.Scalars("loss")] == [(0, 0.5), (1, 0.25), (2, 0.125), (3, 1.0)]
+    got = [(e.step, e.value) for e in ea.Scalars("loss")]
+    assert got == [(0, 0.5), (1, 0.25), (2, 0.125), (3, 1.0)]
     assert "lr" in ea.Tags()["tensors"]  # new_style writes a tensor with the scalars plugin
     assert ea.Tensors("lr")[0].tensor_proto.float_val[0] == pytest.approx(0.1)
 
@@ -119,7 +120,8 @@ def test_default_log_dir_flush_close_and_reopen(tmp_path, monkeypatch):
     w.close()  # a second close is ignored
     w.add_scalar("a", 2.0, 1)  # a new event file after close
     w.close()
-    assert sorted((e.step, e.value) for e in _read(w.get_logdir()).Scalars("a")) == [(0, 1.0), (1, 2.0)]
+    got = sorted((e.step, e.value) for e in _read(w.get_logdir()).Scalars("a"))
+    assert got == [(0, 1.0), (1, 2.0)]
     with pytest.raises(NotImplementedError, match="add_video is not implemented"):
         w.add_video("vid", st.zeros(1, 2, 3, 4, 4))
 
@@ -138,8 +140,9 @@ def test_signatures_match_torch():
 
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
-    for name in ("__init__", "add_tensor", "add_image", "add_images", "add_figure", "add_scalar", "add_scalars", "add_histogram", "add_histogram_raw",
-                 "add_text", "add_hparams", "flush", "close", "get_logdir", "__exit__"):
+    for name in ("__init__", "add_tensor", "add_image", "add_images", "add_figure", "add_scalar",
+                 "add_scalars", "add_histogram", "add_histogram_raw", "add_text", "add_hparams",
+                 "flush", "close", "get_logdir", "__exit__"):
         ours = inspect.signature(getattr(SummaryWriter, name)).parameters.values()
         theirs = inspect.signature(getattr(TorchWriter, name)).parameters.values()
         assert [(p.name, p.default) for p in ours] == [(p.name, p.default) for p in theirs], name

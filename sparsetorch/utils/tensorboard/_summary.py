@@ -199,7 +199,8 @@ def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
         setattr(ssi.hparams[k], field, v)
         domain = None
         if k in domains:
-            domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d}) for d in domains[k]])
+            domain = struct_pb2.ListValue(
+                values=[struct_pb2.Value(**{field: d}) for d in domains[k]])
         infos.append(HParamInfo(name=k, type=DataType.Value(dtype), domain_discrete=domain))
     exp = Experiment(hparam_infos=infos,
                      metric_infos=[MetricInfo(name=MetricName(tag=k)) for k in metric_dict])

@@ -212,8 +212,8 @@ def _not_implemented(name):
     return method
 
 
-for _name in ("add_image_with_boxes", "add_video", "add_audio", "add_graph", "add_onnx_graph", "add_embedding",
-              "add_pr_curve", "add_pr_curve_raw", "add_custom_scalars",
+for _name in ("add_image_with_boxes", "add_video", "add_audio", "add_graph", "add_onnx_graph",
+              "add_embedding", "add_pr_curve", "add_pr_curve_raw", "add_custom_scalars",
               "add_custom_scalars_multilinechart", "add_custom_scalars_marginchart", "add_mesh"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
 del _name
