@@ -263,7 +263,10 @@ def assign(be, out, key, src):
     pos = pos.reshape(-1)
     if pos.shape[0] == 0:
         return
-    order = xp.argsort(pos, kind="stable")
+    try:
+        order = xp.argsort(pos, kind="stable")
+    except (TypeError, NotImplementedError):  # a CuPy without ``kind=``: its sort is stable
+        order = xp.argsort(pos)
     sorted_pos = pos[order]
     last = xp.concatenate((sorted_pos[1:] != sorted_pos[:-1], xp.ones(1, bool)))
     keep = order[last]
