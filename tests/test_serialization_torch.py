@@ -351,3 +351,22 @@ def test_tensor_attributes_pickle_protocols_and_unsafe_legacy():
     assert type(load(io.BytesIO(buf.getvalue()), weights_only=False)) is st.nn.Linear
     with pytest.raises(ValueError, match="pickle_protocol"):
         save(1, io.BytesIO(), pickle_protocol=1)
+
+
+def test_big_endian_files_are_swapped_and_legacy_map_location(tmp_path):
+    data = _torch_file({"w": torch.arange(4, dtype=torch.int32), "f": torch.tensor([1.5, -2.0])})
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    members["archive/byteorder"] = b"big"
+    for n in ("archive/data/0", "archive/data/1"):
+        members[n] = np.frombuffer(members[n], np.uint32).byteswap().tobytes()  # both 4-byte types
+    r = load(io.BytesIO(_zip(members)))
+    assert r["w"].tolist() == [0, 1, 2, 3] and r["f"].tolist() == [1.5, -2.0]
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
+    seen = []
+    r = load(io.BytesIO(buf.getvalue()), map_location=lambda t, loc: seen.append(loc))
+    assert seen == ["cpu"] and r["w"].tolist() == [1.0, 1.0]
+    (tmp_path / "legacy.pt").write_bytes(buf.getvalue())
+    with pytest.raises(RuntimeError, match="mmap can only be used"):
+        load(tmp_path / "legacy.pt", mmap=True)

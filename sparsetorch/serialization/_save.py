@@ -15,6 +15,7 @@ from .._layout import layout, sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
 from ._format import atomic_write, dtype_name, write_archive
+from ._torchsave import write_legacy, write_torch_zip
 
 __all__ = ["save", "save_manifest"]
 
@@ -249,8 +250,6 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         pickle_protocol: the pickle protocol of the object tree (2, torch's default, by default).
         _use_new_zipfile_serialization: ``False`` writes PyTorch's legacy (pre-1.6) format.
     """
-    from ._torchsave import write_legacy, write_torch_zip
-
     check_pickle_module(pickle_module, "save")
     if type(pickle_protocol) is not int:
         raise TypeError(f"save(): pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
