@@ -166,7 +166,8 @@ def bag_section(args, z, bw):
     rng = np.random.default_rng(1)
     ids0 = rng.integers(0, num, bags * per)
     offs0 = np.arange(0, bags * per, per)
-    w0 = (rng.standard_normal((num, dim)) * 0.1).astype(np.float32)
+    w0 = rng.standard_normal((num, dim), dtype=np.float32)
+    w0 *= 0.1
     uniq = np.unique(ids0).size
     variants, baseline = {}, {}
 

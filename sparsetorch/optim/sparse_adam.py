@@ -5,7 +5,7 @@ import math
 from .. import _dispatch
 from .._layout import strided
 from ..sparse import _threads
-from . import _kernels, _sparse
+from . import _cuda_kernels, _kernels, _sparse
 from .adam import _check, _is_np
 from .optimizer import Optimizer, _xp_of, _zero_step
 
@@ -81,8 +81,9 @@ class SparseAdam(Optimizer):
                     k.adam_rows(P2, m2, v2, m2, False, rows, xp.ascontiguousarray(vals),
                                 xp.empty(0, dtype=xp.int64), ss, group["lr"], b1, b2, eps, 1.0,
                                 0.0, False, group["maximize"])
-            else:
-                # torch's formulas and operation order on the gathered rows
+            elif not _cuda_kernels.adam_rows(P2, m2, v2, rows, vals, ss, b1, b2, eps,
+                                              group["maximize"]):
+                # torch's formulas and operation order on the gathered rows (one fused pass on a GPU)
                 g = -vals if group["maximize"] else vals
                 mo, vo = m2[rows], v2[rows]
                 mu = (g - mo) * (1 - b1)

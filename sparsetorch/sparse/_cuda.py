@@ -16,8 +16,9 @@ element sums its row's stored entries in CSR order. Complex values have no such 
 ``warn_only=True``).
 
 Each returns None where it does not apply (CPU, fake CUDA, other dtypes), and the callers keep
-their generic path. A failure of the fast path is re-raised: a wrong or missing GPU kernel must
-show in the device tests, not hide behind a slower fallback.
+their generic path. Failures are raised: they must show in the device tests. (Row-major dense
+descriptors, torch's form, would also drop the final layout copy; CuPy 14.2 does not export
+``CUSPARSE_SPMM_CSR_ALG2``: docs/gpu.md, next steps.)
 """
 
 from .. import _flags

@@ -276,6 +276,9 @@ def _bag_bwd_kernel(be, g, psw, ctx):
                                   K.num_threads() if work >= _threads.PAR_MIN_WORK else 1)
         finally:
             K.release_scratch(ctx.num, slot)
+    elif ctx.sparse and be.name != "cpu":
+        rows, vals = _bag_grad_rows(be, g, ctx)
+        return COO(rows.reshape(1, -1), vals, shape, rows.size <= 1)
     else:
         rows, vals = _bag_grad_numpy(be, g, ctx)
     if not ctx.sparse:
@@ -283,6 +286,28 @@ def _bag_bwd_kernel(be, g, psw, ctx):
         out[rows] = vals
         return out
     return COO(rows.reshape(1, -1), vals, shape, True)
+
+
+def _bag_grad_rows(be, g, ctx):
+    """The sparse gradient as torch forms it on a GPU: one row per id, gathered from its bag's
+    gradient row (uncoalesced: ``coalesce()`` or the optimizer sums duplicates), so backward
+    does no sort; ``padding_idx`` entries are left out, as torch's sparse backward does."""
+    xp = be.xp
+    B = ctx.bounds.size - 1
+    lo, hi = int(ctx.bounds[0]), int(ctx.bounds[-1])
+    ids = ctx.ids[lo:hi]
+    bag = xp.repeat(xp.arange(B), xp.diff(ctx.bounds))
+    c = None if ctx.coef is None else ctx.coef[lo:hi].astype(g.dtype)
+    if ctx.scale is not None:
+        c = (1 / ctx.scale[bag]).astype(g.dtype) if c is None else c / ctx.scale[bag]
+    if ctx.pad >= 0:
+        keep = ids != ctx.pad
+        ids, bag = ids[keep], bag[keep]
+        c = None if c is None else c[keep]
+    vals = g[bag]
+    if c is not None:
+        vals *= c[:, None]
+    return ids.astype(xp.int64), vals
 
 
 def _bag_grad_numpy(be, g, ctx):
