@@ -19,8 +19,9 @@ import pytest
 
 import sparsetorch as st
 from sparsetorch import _dtype as D
-from sparsetorch.serialization import SerializationError, _format, load, save
+from sparsetorch.serialization import _format, load, save
 from sparsetorch.serialization._save import save_manifest
+
 
 def _from_np(a):
     """A tensor on ``a``'s buffer for every dtype (``from_numpy`` refuses ml_dtypes' bfloat16)."""

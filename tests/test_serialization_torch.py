@@ -307,7 +307,7 @@ def test_out_of_bounds_view_and_bad_sparse_are_refused():
     data = _torch_file(bad)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         members = {i.filename: z.read(i) for i in z.infolist()}
-    idx = [n for n, v in members.items() if v == np.array([0, 9], np.int64).tobytes()][0]
+    idx = next(n for n, v in members.items() if v == np.array([0, 9], np.int64).tobytes())
     members[idx] = np.array([0, 99], np.int64).tobytes()  # an index out of range
     with pytest.raises(SerializationError, match="invalid sparse tensor"):
         load(io.BytesIO(_zip(members)))

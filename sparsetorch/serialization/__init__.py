@@ -26,8 +26,13 @@ strides NumPy can express but torch cannot (negative) is saved as a copy.
 
 from ._format import SerializationError
 from ._load import load
-from ._safe_globals import (WeightsOnlyError, add_safe_globals, clear_safe_globals, get_safe_globals,
-                            safe_globals)
+from ._safe_globals import (
+                            WeightsOnlyError,
+                            add_safe_globals,
+                            clear_safe_globals,
+                            get_safe_globals,
+                            safe_globals,
+)
 from ._save import save
 
 __all__ = ["SerializationError", "WeightsOnlyError", "add_safe_globals", "clear_safe_globals",

@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["Archive", "SerializationError", "ZipMembers", "read_infos", "atomic_write", "crc32", "open_archive", "write_archive"]
+__all__ = ["Archive", "SerializationError", "ZipMembers", "atomic_write", "crc32", "open_archive", "read_infos", "write_archive"]
 
 PREFIX = "sparsetorch/"
 MANIFEST = PREFIX + "manifest.json"

@@ -19,12 +19,12 @@ from .._dispatch import wrap
 from .._layout import _ALL as _LAYOUTS
 from .._layout import sparse_coo, strided
 from .._ops import sparse_core
-from .._tensor import Size, Tensor
+from .._tensor import Size
 from ..nn.parameter import Buffer, Parameter
 from ._format import DTYPES, SerializationError, open_archive, read_infos
 from ._place import place, sorted_unique
-from ._torchload import is_torch_zip, load_legacy, load_torch_zip
 from ._save import FORMAT, MAX_DEPTH, VERSION, check_pickle_module, path_str
+from ._torchload import is_torch_zip, load_legacy, load_torch_zip
 
 __all__ = ["load"]
 

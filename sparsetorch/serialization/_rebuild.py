@@ -20,7 +20,7 @@ from ..nn.parameter import Parameter
 from ._format import SerializationError
 from ._place import construct, place, sorted_unique
 
-__all__ = ["CALLABLE", "STORAGE_NAMES", "Storage", "StorageType", "TORCH_NAMES", "bad"]
+__all__ = ["CALLABLE", "STORAGE_NAMES", "TORCH_NAMES", "Storage", "StorageType", "bad"]
 
 _CPU = device("cpu")
 _MAX_DIMS = 64
@@ -54,7 +54,7 @@ class Storage:
     """A loaded storage: flat bytes (``raw``, uint8) plus the dtype and location it was saved
     with; ``ctx`` applies ``map_location``."""
 
-    __slots__ = ("raw", "dtype", "location", "ctx")
+    __slots__ = ("ctx", "dtype", "location", "raw")
 
     def __init__(self, raw, dt, location, ctx):
         self.raw, self.dtype, self.location, self.ctx = raw, dt, location, ctx
@@ -319,5 +319,3 @@ for _d in D.ALL:
 # what REDUCE may call: our functions (never a class from the file, never a file-built object)
 CALLABLE = {id(v): v for v in TORCH_NAMES.values()
             if callable(v) and not isinstance(v, (type, D.dtype, StorageType))}
-# the (torch name -> our object) pairs the writer uses
-OBJECT_NAMES = {id(v): k for k, v in TORCH_NAMES.items()}

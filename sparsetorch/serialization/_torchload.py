@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from ._format import SerializationError, ZipMembers, _map, read_infos
+from ._format import SerializationError, ZipMembers, _map
 from ._rebuild import TORCH_NAMES, Storage, StorageType, bad
 from ._unpickler import RestrictedUnpickler
 
@@ -194,7 +194,6 @@ def load_legacy(fh, start, end, map_location, weights_only, encoding):
             dt, key, location, numel = _storage_args(pid[:5], 5)
             if declared.setdefault(key, (dt, numel, location)) != (dt, numel, location):
                 bad(f"storage {key!r} is declared twice differently")
-            return None
 
         obj_at = pos
         _, pos = restricted(pos, collect, dry=True)

@@ -20,7 +20,7 @@ from .._device import device
 from .._layout import layout, sparse_coo, strided
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
-from ._format import _as_bytes, _ZipWriter, dtype_name
+from ._format import _as_bytes, _ZipWriter
 from ._rebuild import STORAGE_NAMES
 
 __all__ = ["write_legacy", "write_torch_zip"]
@@ -61,7 +61,7 @@ class _StorageRef:
 
 
 class _TorchPickler(pickle._Pickler):
-    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch = dict(pickle._Pickler.dispatch)  # noqa: RUF012 - pickle's own class-level table
 
     def __init__(self, file, protocol, legacy=False, uses=None):
         super().__init__(file, protocol)
@@ -79,7 +79,8 @@ class _TorchPickler(pickle._Pickler):
 
     # ---- storages ----
     def _new_storage(self, flat, dt, location):
-        ref = _StorageRef(None if self.counting else _as_bytes(flat), dt, str(len(self.storages)), location, flat.size)
+        buf = None if self.counting else _as_bytes(flat)
+        ref = _StorageRef(buf, dt, str(len(self.storages)), location, flat.size)
         self.storages.append(ref)
         return ref
 
@@ -95,18 +96,15 @@ class _TorchPickler(pickle._Pickler):
         isz = a.dtype.itemsize
         start = root.__array_interface__["data"][0] if root.size else 0
         off = a.__array_interface__["data"][0] - start if root.size else 0
-        if (location == "cpu" and self.uses.get(id(root), 0) > 1 and root.base is None and root.flags.c_contiguous and root.dtype == a.dtype
-                and a.size and off % isz == 0 and all(s >= 0 and s % isz == 0 for s in a.strides)):
+        if (location == "cpu" and self.uses.get(id(root), 0) > 1 and root.base is None
+                and root.flags.c_contiguous and root.dtype == a.dtype and a.size and off % isz == 0
+                and all(s >= 0 and s % isz == 0 for s in a.strides)):
             hit = self.roots.get(id(root))
             if hit is None:
                 hit = self.roots[id(root)] = (root, self._new_storage(root.reshape(-1), dt, location))
             return hit[1], off // isz, tuple(s // isz for s in a.strides)
-        c = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
-        stride, acc = [], 1
-        for n in reversed(c.shape):
-            stride.append(acc)
-            acc *= max(n, 1)
-        return self._new_storage(c.reshape(-1), dt, location), 0, tuple(reversed(stride))
+        c, stride = _contiguous(a)
+        return self._new_storage(c.reshape(-1), dt, location), 0, stride
 
     def _tensor_args(self, t, location):
         a = t._data if t.device.type == "cpu" else t.detach().cpu()._data
@@ -115,14 +113,20 @@ class _TorchPickler(pickle._Pickler):
 
     def _component(self, a, dt, location):
         """A sparse tensor's index or value array, as a plain tensor of its own storage."""
-        c = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
+        c, stride = _contiguous(a)
         st = self._new_storage(c.reshape(-1), dt, location)
-        stride, acc = [], 1
-        for n in reversed(c.shape):
-            stride.append(acc)
-            acc *= max(n, 1)
-        return (_g("torch._utils", "_rebuild_tensor_v2"),
-                (st, 0, tuple(c.shape), tuple(reversed(stride)), False, OrderedDict()))
+        return (_g("torch._utils", "_rebuild_tensor_v2"), (st, 0, tuple(c.shape), stride, False, OrderedDict()))
+
+
+def _contiguous(a):
+    """``a`` as a C-contiguous array (0-d stays 0-d, unlike ``np.ascontiguousarray``) and its
+    strides in elements."""
+    c = a if a.flags.c_contiguous else a.copy(order="C")
+    stride, acc = [], 1
+    for n in reversed(c.shape):
+        stride.append(acc)
+        acc *= max(n, 1)
+    return c, tuple(reversed(stride))
 
 
 def _location(t):
@@ -138,7 +142,7 @@ def _save_global(self, obj):
 class _Reduced:
     """A (function, args) pair pickled as function(*args): a sparse tensor's components."""
 
-    __slots__ = ("fn", "args")
+    __slots__ = ("args", "fn")
 
     def __init__(self, fn_args):
         self.fn, self.args = fn_args

@@ -143,9 +143,7 @@ def _reduce(u):
     if u.dry:
         u.stack[-1] = _DRY
         return
-    if id(func) in CALLABLE and CALLABLE[id(func)] is func:
-        u.stack[-1] = func(*args)
-    elif id(func) in u.user_ids or func is Parameter:
+    if id(func) in CALLABLE and CALLABLE[id(func)] is func or id(func) in u.user_ids or func is Parameter:
         u.stack[-1] = func(*args)
     else:
         _refuse(f"Trying to call reduce for unrecognized function {func!r}")
