@@ -350,3 +350,35 @@ def test_torch_profiler_faces():
             with st.profiler.record_function("r"):
                 st.ones(1) + 1
     assert _counts(p) == {"r": 1, "aten::add": 1}
+
+
+def test_ops_of_other_threads_nest_per_thread():
+    import threading
+
+    x = st.ones(3)
+
+    def work():
+        with profiler.record_function("worker"):
+            x * 3
+
+    with profiler.profile() as prof:
+        with profiler.record_function("main"):
+            t = threading.Thread(target=work)
+            t.start()
+            t.join()
+            x + 1
+    evs = {e.name: e for e in prof.function_events}
+    assert evs["aten::mul"].cpu_parent is evs["worker"]
+    assert evs["worker"].cpu_parent is None  # another thread: not inside "main"
+    assert evs["aten::add"].cpu_parent is evs["main"]
+    assert evs["worker"].thread != evs["main"].thread
+
+
+def test_export_stacks(tmp_path):
+    with profiler.profile(with_stack=True) as prof:
+        st.ones(2) * 2
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    lines = path.read_text().splitlines()
+    assert lines and all(line.rsplit(" ", 1)[1].isdigit() for line in lines)
+    assert any("test_export_stacks" in line for line in lines)
