@@ -370,3 +370,22 @@ def test_big_endian_files_are_swapped_and_legacy_map_location(tmp_path):
     (tmp_path / "legacy.pt").write_bytes(buf.getvalue())
     with pytest.raises(RuntimeError, match="mmap can only be used"):
         load(tmp_path / "legacy.pt", mmap=True)
+
+
+def test_get_unsafe_globals_in_checkpoint_matches_torch(tmp_path):
+    import collections
+
+    obj = {"c": collections.defaultdict(int), "p": Point(1), "w": torch.ones(1)}
+    for zipped in (True, False):
+        buf = io.BytesIO()
+        torch.save(obj, buf, _use_new_zipfile_serialization=zipped)
+        ours = ser.get_unsafe_globals_in_checkpoint(io.BytesIO(buf.getvalue()))
+        if zipped:
+            theirs = torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buf.getvalue()))
+            assert sorted(ours) == sorted(theirs)  # (torch's comes from a set)
+        assert ours == ["collections.defaultdict", "builtins.int", "tests.test_serialization_torch.Point"]
+    with ser.safe_globals([Point]):
+        assert "tests.test_serialization_torch.Point" not in ser.get_unsafe_globals_in_checkpoint(
+            io.BytesIO(buf.getvalue()))
+    save({"w": st.ones(1)}, tmp_path / "ok.pt")
+    assert ser.get_unsafe_globals_in_checkpoint(tmp_path / "ok.pt") == []

@@ -13,7 +13,8 @@ a torch file is interpreted by our own restricted unpickler (:mod:`._unpickler`)
 no larger than torch's ``weights_only`` one, implemented here (:mod:`._rebuild`), so nothing
 named by the file is imported or called; anything else raises :class:`SerializationError`
 naming the global and how to allow it (:func:`add_safe_globals`, :class:`safe_globals`,
-:func:`get_safe_globals`, :func:`clear_safe_globals`, as in torch). ``weights_only=False`` runs
+:func:`get_safe_globals`, :func:`clear_safe_globals`, :func:`get_unsafe_globals_in_checkpoint`,
+as in torch). ``weights_only=False`` runs
 the full :mod:`pickle`, which executes code named by the file: pass it only for trusted files
 (whole modules saved with ``save(model)`` need it). Declared storage sizes are checked against
 the file before anything is allocated; member names that could escape a folder are refused.
@@ -25,7 +26,7 @@ strides NumPy can express but torch cannot (negative) is saved as a copy.
 """
 
 from ._format import SerializationError
-from ._load import load
+from ._load import get_unsafe_globals_in_checkpoint, load
 from ._safe_globals import (
                             WeightsOnlyError,
                             add_safe_globals,
@@ -36,4 +37,4 @@ from ._safe_globals import (
 from ._save import save
 
 __all__ = ["SerializationError", "WeightsOnlyError", "add_safe_globals", "clear_safe_globals",
-           "get_safe_globals", "load", "safe_globals", "save"]
+           "get_safe_globals", "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save"]

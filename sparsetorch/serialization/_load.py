@@ -24,9 +24,9 @@ from ..nn.parameter import Buffer, Parameter
 from ._format import DTYPES, SerializationError, open_archive, read_infos
 from ._place import place, sorted_unique
 from ._save import FORMAT, MAX_DEPTH, VERSION, check_pickle_module, path_str
-from ._torchload import is_torch_zip, load_legacy, load_torch_zip
+from ._torchload import is_torch_zip, load_legacy, load_torch_zip, unsafe_globals
 
-__all__ = ["load"]
+__all__ = ["get_unsafe_globals_in_checkpoint", "load"]
 
 _CPU = device("cpu")
 _MAX_DIMS = 64
@@ -454,3 +454,26 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if not getattr(f, "seekable", lambda: False)():
         f = io.BytesIO(f.read())  # zip needs random access, as torch does for streams
     return _load_from(f, map_location, weights_only, encoding)
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """Returns a list of strings of functions/classes in a ``torch.save`` object that are not
+    safe for ``weights_only``: the GLOBALs in the checkpoint that are neither allowlisted by
+    default nor added with :func:`add_safe_globals` / :class:`safe_globals`. The pickle is only
+    walked (nothing is imported or called). A sparsetorch manifest-format file holds none."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return get_unsafe_globals_in_checkpoint(fh)
+    if not getattr(f, "seekable", lambda: False)():
+        f = io.BytesIO(f.read())
+    start = f.tell()
+    end = f.seek(0, io.SEEK_END)
+    f.seek(start)
+    magic = f.read(4)
+    f.seek(start)
+    if magic == b"PK\x03\x04":
+        infos = read_infos(f)
+        return unsafe_globals(f, start, end, infos) if is_torch_zip(infos) else []
+    if magic[:1] == b"\x80":
+        return unsafe_globals(f, start, end, None)
+    raise SerializationError("not a checkpoint: neither a ZIP archive nor a pickle stream")

@@ -23,7 +23,7 @@ from ._format import SerializationError, ZipMembers, _map
 from ._rebuild import TORCH_NAMES, Storage, StorageType, bad
 from ._unpickler import RestrictedUnpickler
 
-__all__ = ["is_torch_zip", "load_legacy", "load_torch_zip"]
+__all__ = ["is_torch_zip", "load_legacy", "load_torch_zip", "unsafe_globals"]
 
 _KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _MAGIC = 0x1950A86A20F9469CFC6C  # the legacy format's first pickle
@@ -236,3 +236,22 @@ def load_legacy(fh, start, end, map_location, weights_only, encoding):
 
 def _no_storage(pid):
     bad("a storage reference outside the object pickle")
+
+
+def unsafe_globals(fh, start, end, infos):
+    """The globals a ``weights_only`` load of this torch file would refuse (the pickle is walked,
+    nothing is called), as ``module.name`` strings in order of appearance."""
+    found = []
+    if infos is not None:
+        z = TorchZip(fh, start, end, infos)
+        data = z.record("data.pkl", z.end - z.start)
+        RestrictedUnpickler(data, lambda pid: None, dry=True, unsafe=found).load()
+        return found
+    fh.seek(start)
+    blob = fh.read(end - start)
+    pos = 0
+    for _ in range(4):  # magic, protocol, sys info, then the object
+        u = RestrictedUnpickler(blob[pos:], lambda pid: None, dry=True, unsafe=found)
+        u.load()
+        pos += u.f.tell()
+    return found

@@ -42,9 +42,11 @@ def _refuse(what):
 class RestrictedUnpickler:
     """``RestrictedUnpickler(data, persistent_load, encoding).load()`` for ``data`` (bytes)."""
 
-    def __init__(self, data, persistent_load, encoding="ASCII", dry=False, any_global=False):
+    def __init__(self, data, persistent_load, encoding="ASCII", dry=False, any_global=False,
+                 unsafe=None):
         self.dry = dry  # only walk the pickle (globals and storage ids checked, nothing called)
         self.any_global = dry and any_global  # a dry walk for weights_only=False: names unchecked
+        self.unsafe = unsafe if dry else None  # a dry walk listing the names it would refuse
         self.f = io.BytesIO(data)
         self.persistent_load = persistent_load
         self.encoding = encoding
@@ -94,6 +96,10 @@ class RestrictedUnpickler:
         if obj is None:
             obj = self.user.get(full)
         if obj is None:
+            if self.unsafe is not None:
+                if full not in self.unsafe:
+                    self.unsafe.append(full)
+                return _DRY
             if self.any_global:  # this walk only collects storage ids; pickle itself runs next
                 return _DRY
             raise refused_global(full)
