@@ -329,12 +329,12 @@ class profile:
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
               max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None):
+              top_level_events_only=False):
         return self._ensure_function_events().table(
             sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
             max_name_column_width=max_name_column_width,
             max_shapes_column_width=max_shapes_column_width, header=header,
-            top_level_events_only=top_level_events_only, time_unit=time_unit)
+            top_level_events_only=top_level_events_only)
 
     table.__doc__ = EventList.table.__doc__
 

@@ -382,3 +382,41 @@ def test_export_stacks(tmp_path):
     lines = path.read_text().splitlines()
     assert lines and all(line.rsplit(" ", 1)[1].isdigit() for line in lines)
     assert any("test_export_stacks" in line for line in lines)
+
+
+def test_signatures_match_torch():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    import torch.autograd.profiler as tap
+    import torch.autograd.profiler_util as tpu
+    import torch.profiler as tp
+    import torch.utils.checkpoint as tc
+
+    import sparsetorch.profiler as sp
+    import sparsetorch.utils.checkpoint as sc
+
+    def params(f):
+        return [(p.name, p.kind, p.default if p.default is inspect.Parameter.empty
+                 or isinstance(p.default, (bool, int, float, str, type(None))) else "<obj>")
+                for p in inspect.signature(f).parameters.values()]
+
+    pairs = [
+        (profiler.profile.__init__, tap.profile.__init__),
+        (profiler.record_function.__init__, tap.record_function.__init__),
+        (profiler.emit_nvtx.__init__, tap.emit_nvtx.__init__),
+        (profiler.profile.key_averages, tap.profile.key_averages),
+        (profiler.profile.table, tap.profile.table),
+        (sp.profile.__init__, tp.profile.__init__),
+        (sp.schedule, tp.schedule),
+        (sp.tensorboard_trace_handler, tp.tensorboard_trace_handler),
+        (sp.profile.key_averages, tp.profile.key_averages),
+        (sc.checkpoint, tc.checkpoint),
+        (sc.checkpoint_sequential, tc.checkpoint_sequential),
+        (profiler.EventList.table, tpu.EventList.table),
+        (profiler.EventList.key_averages, tpu.EventList.key_averages),
+    ]
+    for ours, theirs in pairs:
+        assert params(ours) == params(theirs), ours.__qualname__
+    assert [a.name for a in sp.ProfilerActivity] == list(tp.ProfilerActivity.__members__)
+    assert [a.name for a in sp.ProfilerAction] == list(tp.ProfilerAction.__members__)
