@@ -5,8 +5,9 @@ Each function follows the ATen kernel it mirrors (``DistributionsHelper.h``,
 ``TransformationHelper.h``, ``native/cpu/DistributionTemplates.h``): which raw draw it takes (32-bit
 ``random()`` or 64-bit ``random64()``), how it turns it into a number and in which precision. Math
 that NumPy computes differently from the C library (``log``, ``log1p``, ``exp``, ``tan`` in float64)
-goes through ``math`` (the C library) element by element; ``sqrt``, ``sin`` and ``cos`` agree and stay
-vectorised. Values come out in torch's element order for a contiguous tensor.
+calls the C library: numba loops for large arrays, ``math`` element by element otherwise; ``sqrt``,
+``sin`` and ``cos`` agree and stay vectorised. Values come out in torch's element order for a
+contiguous tensor (``random.py`` reorders for non-contiguous ones).
 """
 
 import math
