@@ -389,3 +389,13 @@ def test_get_unsafe_globals_in_checkpoint_matches_torch(tmp_path):
             io.BytesIO(buf.getvalue()))
     save({"w": st.ones(1)}, tmp_path / "ok.pt")
     assert ser.get_unsafe_globals_in_checkpoint(tmp_path / "ok.pt") == []
+
+
+def test_a_whole_torch_module_loads_as_ours_with_weights_only_false():
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh())
+    buf = io.BytesIO()
+    torch.save(tm, buf)
+    m = load(io.BytesIO(buf.getvalue()), weights_only=False)
+    assert type(m) is st.nn.Sequential and type(m[0]) is st.nn.Linear and type(m[1]) is st.nn.Tanh
+    x = np.ones((1, 3), np.float32)
+    assert np.allclose(m(st.from_numpy(x)).detach().numpy(), tm(torch.from_numpy(x)).detach().numpy())

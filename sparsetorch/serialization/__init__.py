@@ -16,7 +16,9 @@ naming the global and how to allow it (:func:`add_safe_globals`, :class:`safe_gl
 :func:`get_safe_globals`, :func:`clear_safe_globals`, :func:`get_unsafe_globals_in_checkpoint`,
 as in torch). ``weights_only=False`` runs
 the full :mod:`pickle`, which executes code named by the file: pass it only for trusted files
-(whole modules saved with ``save(model)`` need it). Declared storage sizes are checked against
+(whole modules saved with ``save(model)`` need it; in a file written by torch, a class named
+``torch.X`` becomes ``sparsetorch.X`` where we have it, so a pickled ``torch.nn`` model loads as
+ours). Declared storage sizes are checked against
 the file before anything is allocated; member names that could escape a folder are refused.
 
 Differences from torch: a callable ``map_location`` receives each *tensor* (on the CPU) and its

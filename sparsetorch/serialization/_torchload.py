@@ -25,6 +25,7 @@ from ._unpickler import RestrictedUnpickler
 
 __all__ = ["is_torch_zip", "load_legacy", "load_torch_zip", "unsafe_globals"]
 
+_PACKAGE = __name__.split(".")[0]  # a torch module file (weights_only=False) gets our classes
 _KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _MAGIC = 0x1950A86A20F9469CFC6C  # the legacy format's first pickle
 _LEGACY_PROTOCOL = 1001
@@ -127,7 +128,14 @@ class _FullUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         obj = TORCH_NAMES.get(f"{module}.{name}")
-        return obj if obj is not None else super().find_class(module, name)
+        if obj is not None:
+            return obj
+        if module == "torch" or module.startswith("torch."):  # torch.nn.Linear -> ours, if we have it
+            try:
+                return super().find_class(_PACKAGE + module[len("torch"):], name)
+            except (ImportError, AttributeError):
+                pass
+        return super().find_class(module, name)
 
 
 def load_torch_zip(fh, start, end, infos, map_location, weights_only, encoding, mmap_file=None):
