@@ -16,3 +16,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "cuda: runs on a CUDA device (a GPU, or the fake backend under "
         "SPARSETORCH_FAKE_CUDA=<n>); skipped when sparsetorch.cuda.is_available() is False")
+    # `python -m pytest -m soak` (or SPARSETORCH_SOAK_SECONDS=<s>) runs the opt-in soak test
+    config.addinivalue_line(
+        "markers", "soak: opt-in long mixed-training run (tests/reliability/test_soak.py); "
+        "length from SPARSETORCH_SOAK_SECONDS")

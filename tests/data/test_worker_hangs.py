@@ -138,3 +138,24 @@ def test_local_exception_class_is_reported():
     """)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "OK" in p.stdout
+
+
+def test_dead_worker_reported_at_once_with_a_long_timeout():
+    p, _ = _run("""
+        class Dies(Dataset):
+            def __len__(self):
+                return 4
+            def __getitem__(self, i):
+                if i == 1:
+                    os._exit(3)
+                return i
+        it = iter(DataLoader(Dies(), batch_size=None, num_workers=1, timeout=120))
+        t0 = time.monotonic()
+        try:
+            list(it)
+        except RuntimeError as e:
+            assert "exited unexpectedly" in str(e), e
+        print("TOOK", time.monotonic() - t0)
+    """)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert float(p.stdout.split("TOOK")[1]) < 10.0  # not the 120 s timeout

@@ -182,7 +182,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _get_data(self):
         if self._timeout > 0:
-            ok, data = self._try_get_data(self._timeout)
+            # wait in slices so that a dead worker is reported at once, not after the timeout
+            end = time.monotonic() + self._timeout
+            while True:
+                left = end - time.monotonic()
+                ok, data = self._try_get_data(max(0.0, min(left, STATUS_CHECK_INTERVAL)))
+                if ok or left <= STATUS_CHECK_INTERVAL:
+                    break
             if not ok:
                 # the workers are stuck: stop them now (SIGTERM, then SIGKILL after a grace
                 # period), so the error arrives promptly and nothing is left to hang at exit
