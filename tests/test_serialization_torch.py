@@ -399,3 +399,18 @@ def test_a_whole_torch_module_loads_as_ours_with_weights_only_false():
     assert type(m) is st.nn.Sequential and type(m[0]) is st.nn.Linear and type(m[1]) is st.nn.Tanh
     x = np.ones((1, 3), np.float32)
     assert np.allclose(m(st.from_numpy(x)).detach().numpy(), tm(torch.from_numpy(x)).detach().numpy())
+
+
+@pytest.mark.parametrize("wrap", [list, tuple, dict, OrderedDict], ids=lambda w: w.__name__)
+def test_each_container_with_each_layout_both_ways(wrap):
+    ts = [MAKERS["strided"](st.float32), MAKERS["coo_hybrid"](st.float64), MAKERS["csr"](st.int32)]
+    obj = wrap((str(i), t) for i, t in enumerate(ts)) if wrap in (dict, OrderedDict) else wrap(ts)
+    theirs = ours_to_torch(obj)
+    assert type(theirs) is wrap
+    vals = list(theirs.values()) if isinstance(theirs, dict) else list(theirs)
+    for t, r in zip(ts, vals):
+        same(t, r)
+    back = torch_to_ours(theirs)
+    assert type(back) is wrap
+    for t, r in zip(ts, list(back.values()) if isinstance(back, dict) else list(back)):
+        assert parts(r) == parts(t) and r.layout is t.layout
