@@ -6,6 +6,7 @@ bootstrapped over MPI). ``all_reduce`` also reduces sparse COO and CSR tensors (
 ``docs/distributed.md``). Re-exports only.
 """
 
+from ._alltoall import all_to_all, all_to_all_single, scatter_object_list
 from ._collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -59,6 +60,8 @@ __all__ = [
     "all_gather_into_tensor",
     "all_gather_object",
     "all_reduce",
+    "all_to_all",
+    "all_to_all_single",
     "barrier",
     "broadcast",
     "broadcast_object_list",
@@ -87,5 +90,6 @@ __all__ = [
     "reduce_scatter",
     "reduce_scatter_tensor",
     "scatter",
+    "scatter_object_list",
     "send",
 ]

@@ -119,6 +119,19 @@ class MPIBackend:
         self.comm.Scatter(send, recv, root=root)
         return []
 
+    def alltoallv(self, send, scounts, recv, rcounts, nb):
+        """Rank ``r`` gets ``scounts[r]`` elements of ``send`` (packed in rank order) and this
+        rank receives ``rcounts[r]`` elements from each rank ``r`` into ``recv``, packed."""
+        sc = [int(c) for c in scounts]
+        rc = [int(c) for c in rcounts]
+        sd = [sum(sc[:i]) for i in range(len(sc))]
+        rd = [sum(rc[:i]) for i in range(len(rc))]
+        req = self.comm.Ialltoallv([send, (sc, sd)], [recv, (rc, rd)])
+        if nb:
+            return [req]
+        req.Wait()  # (the non-blocking call, as in allgatherv)
+        return []
+
     def send(self, buf, dst, tag, nb):
         if nb:
             return [self.comm.Isend(buf, dest=dst, tag=tag)]
@@ -152,6 +165,9 @@ class MPIBackend:
 
     def gather_object(self, obj, root):
         return self.comm.gather(obj, root=root)
+
+    def scatter_object(self, objs, root):
+        return self.comm.scatter(objs, root=root)
 
     def split(self, color, key):
         """A sub-communicator (collective over this communicator); None for color < 0."""

@@ -175,6 +175,26 @@ class NCCLBackend(MPIBackend):
         recv.reshape(-1)[...] = buf.reshape(-1)[self.rank * recv.size:(self.rank + 1) * recv.size]
         return self._event(nb)
 
+    def alltoallv(self, send, scounts, recv, rcounts, nb):
+        """Grouped point-to-point (NCCL has no all-to-all-v): one send and one receive per
+        peer between ``groupStart`` and ``groupEnd``."""
+        nccl = self.nccl
+        sd = rd = 0
+        nt = self._nt(send if send.size else recv)
+        nccl.groupStart()
+        try:
+            for r in range(self.size):
+                sc, rc = int(scounts[r]), int(rcounts[r])
+                if sc:
+                    self.nc.send(send.data.ptr + sd * send.itemsize, sc, nt, r, self._stream)
+                if rc:
+                    self.nc.recv(recv.data.ptr + rd * recv.itemsize, rc, nt, r, self._stream)
+                sd += sc
+                rd += rc
+        finally:
+            nccl.groupEnd()
+        return self._event(nb)
+
     def send(self, buf, dst, tag, nb):
         self.nc.send(buf.data.ptr, buf.size, self._nt(buf), dst, self._stream)
         return self._event(nb)

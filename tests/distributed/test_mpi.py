@@ -47,3 +47,9 @@ def test_movielens_distributed_matches_one_process(tmp_path):
     one = _final_rmse(run_mpi(1, script, *args, cwd=str(tmp_path)))
     two = _final_rmse(run_mpi(2, script, "--distributed", *args, cwd=str(tmp_path)))
     assert abs(one - two) <= 1e-3, (one, two)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_all_to_all_and_object_collectives(n):
+    out = run_mpi(n, os.path.join(HERE, "_worker_alltoall.py"))
+    assert "OK" in out and f"checks on {n} ranks" in out
