@@ -27,3 +27,8 @@ from ._functional.conv import (  # noqa: F401,E402
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
     avg_pool2d, conv1d, conv2d, conv3d, fold, max_pool1d, max_pool2d, pad, unfold,
 )
+
+# ---- attention (scaled_dot_product_attention with dense / sparse masks, multi-head) ----
+from ._functional.attention import (  # noqa: F401,E402
+    multi_head_attention_forward, scaled_dot_product_attention,
+)
