@@ -381,8 +381,8 @@ def normal(g, shape, dt, mean=0.0, std=1.0, contiguous=True):
     n = _size(shape)
     if n >= 16 and contiguous:
         return _normal_fill(g, n, dt, mean, std).reshape(shape)
-    z = normal_double_samples(g, n)
-    return (z * f64(std) + f64(mean)).astype(dt.np).reshape(shape)
+    z = normal_double_samples(g, n)  # then ``z * std + mean``, fused as the compiler fuses it
+    return _fma64(z, f64(std), f64(mean)).astype(dt.np).reshape(shape)
 
 
 # ---- integers ----
@@ -494,14 +494,16 @@ def exponential(g, shape, dt, lambd):
 
 
 def cauchy(g, shape, dt, median, sigma):
-    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))`` in float64."""
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))`` in float64 (one fused
+    multiply-add: the kernel is compiled with FMA and contracts it)."""
     u = _u53(g, _size(shape))
-    return (median + sigma * _libm(math.tan, math.pi * (u - 0.5))).astype(dt.np).reshape(shape)
+    t = _libm(math.tan, math.pi * (u - 0.5))
+    return _fma64(t, f64(sigma), f64(median)).astype(dt.np).reshape(shape)
 
 
 def log_normal(g, shape, dt, mean, std):
     """``log_normal_(mean, std)``: ``exp`` of the scalar double normal, for every size."""
-    z = normal_double_samples(g, _size(shape)) * f64(std) + f64(mean)
+    z = _fma64(normal_double_samples(g, _size(shape)), f64(std), f64(mean))
     return _libm(math.exp, z).astype(dt.np).reshape(shape)
 
 
