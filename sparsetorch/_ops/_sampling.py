@@ -236,83 +236,85 @@ _FILL16 = [None]
 
 
 def _build_fill16():
-    """``_fill16_float`` as one numba loop (the same float32 operations and emulated fused
-    multiply-adds, element by element); None without numba."""
+    """The pair loop of ``_fill16_float`` compiled by numba: the same float32 operations and
+    emulated fused multiply-adds per Box-Muller pair (no calls, so LLVM vectorises it)."""
     try:
         from numba import njit
     except ImportError:
         return False
 
     @njit(cache=True)
-    def fill16(d, out, mean, std):
+    def pairs(mant, expo, u2, oc, osn, mean, std):
         f4, f8 = np.float32, np.float64
         two_pi = f4(2 * math.pi)
-        for blk in range(d.shape[0] // 16):
-            o = blk * 16
-            for j in range(8):
-                # log256_ps(1 - u1): frexp gives the exponent and mantissa the bit tricks give
-                x = f4(1) - d[o + j]
-                m, ex = math.frexp(f8(x))
-                xm = f4(m)
-                e = f4(ex)
-                if xm < f4(0.707106781186547524):
-                    e = e - f4(1)
-                    xm = (xm - f4(1)) + xm
-                else:
-                    xm = xm - f4(1)
-                z = xm * xm
-                y = f4(7.0376836292e-2)
-                y = f4(f8(y) * f8(xm) + f8(f4(-1.1514610310e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(1.1676998740e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(-1.2420140846e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(1.4249322787e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(-1.6668057665e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(2.0000714765e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(-2.4999993993e-1)))
-                y = f4(f8(y) * f8(xm) + f8(f4(3.3333331174e-1)))
-                y = y * xm
-                y = f4(f8(y) * f8(z) + f8(e * f4(-2.12194440e-4)))
-                y = f4(f8(z) * f8(f4(-0.5)) + f8(y))
-                lg = f4(f8(e) * f8(f4(0.693359375)) + f8(xm + y))
-                r = np.sqrt(f4(-2) * lg)
-                # sincos256_ps(2 pi u2)
-                t = two_pi * d[o + j + 8]
-                q = np.int32(t * f4(1.27323954473516))
-                q = (q + 1) & ~1
-                yq = f4(q)
-                t = f4(f8(yq) * f8(f4(-0.78515625)) + f8(t))
-                t = f4(f8(yq) * f8(f4(-2.4187564849853515625e-4)) + f8(t))
-                t = f4(f8(yq) * f8(f4(-3.77489497744594108e-8)) + f8(t))
-                zz = t * t
-                yc = f4(f8(f4(2.443315711809948e-5)) * f8(zz) + f8(f4(-1.388731625493765e-3)))
-                yc = f4(f8(yc) * f8(zz) + f8(f4(4.166664568298827e-2))) * zz
-                yc = f4(f8(yc) * f8(zz) + f8(-(zz * f4(0.5)))) + f4(1)
-                ys = f4(f8(f4(-1.9515295891e-4)) * f8(zz) + f8(f4(8.3321608736e-3)))
-                ys = f4(f8(ys) * f8(zz) + f8(f4(-1.6666654611e-1))) * zz
-                ys = f4(f8(ys) * f8(t) + f8(t))
-                if (q & 2) == 0:
-                    sn, cs = ys, yc
-                else:
-                    sn, cs = yc, ys
-                if (q & 4) != 0:
-                    sn = -sn
-                if ((~(q - 2)) & 4) != 0:
-                    cs = -cs
-                out[o + j] = f4(f8(r * cs) * f8(std) + f8(mean))
-                out[o + j + 8] = f4(f8(r * sn) * f8(std) + f8(mean))
+        for p in range(mant.shape[0]):
+            # log256_ps of 1 - u1, from its mantissa in [0.5, 1) and exponent + 1
+            xm0 = mant[p]
+            small = xm0 < f4(0.707106781186547524)
+            e = expo[p] - (f4(1) if small else f4(0))
+            xm = (xm0 - f4(1)) + (xm0 if small else f4(0))
+            z = xm * xm
+            xd = f8(xm)
+            y = f4(7.0376836292e-2)
+            y = f4(f8(y) * xd + f8(f4(-1.1514610310e-1)))
+            y = f4(f8(y) * xd + f8(f4(1.1676998740e-1)))
+            y = f4(f8(y) * xd + f8(f4(-1.2420140846e-1)))
+            y = f4(f8(y) * xd + f8(f4(1.4249322787e-1)))
+            y = f4(f8(y) * xd + f8(f4(-1.6668057665e-1)))
+            y = f4(f8(y) * xd + f8(f4(2.0000714765e-1)))
+            y = f4(f8(y) * xd + f8(f4(-2.4999993993e-1)))
+            y = f4(f8(y) * xd + f8(f4(3.3333331174e-1)))
+            y = y * xm
+            y = f4(f8(y) * f8(z) + f8(e * f4(-2.12194440e-4)))
+            y = f4(f8(z) * f8(f4(-0.5)) + f8(y))
+            lg = f4(f8(e) * f8(f4(0.693359375)) + f8(xm + y))
+            r = np.sqrt(f4(-2) * lg)
+            # sincos256_ps of 2 pi u2
+            t = two_pi * u2[p]
+            q = np.int32(t * f4(1.27323954473516))
+            q = (q + 1) & ~1
+            yq = f8(f4(q))
+            t = f4(yq * f8(f4(-0.78515625)) + f8(t))
+            t = f4(yq * f8(f4(-2.4187564849853515625e-4)) + f8(t))
+            t = f4(yq * f8(f4(-3.77489497744594108e-8)) + f8(t))
+            zz = t * t
+            zd = f8(zz)
+            yc = f4(f8(f4(2.443315711809948e-5)) * zd + f8(f4(-1.388731625493765e-3)))
+            yc = f4(f8(yc) * zd + f8(f4(4.166664568298827e-2))) * zz
+            yc = f4(f8(yc) * zd + f8(-(zz * f4(0.5)))) + f4(1)
+            ys = f4(f8(f4(-1.9515295891e-4)) * zd + f8(f4(8.3321608736e-3)))
+            ys = f4(f8(ys) * zd + f8(f4(-1.6666654611e-1))) * zz
+            ys = f4(f8(ys) * f8(t) + f8(t))
+            swap = (q & 2) != 0
+            sn = yc if swap else ys
+            cs = ys if swap else yc
+            sn = -sn if (q & 4) != 0 else sn
+            cs = -cs if ((~(q - 2)) & 4) != 0 else cs
+            oc[p] = f4(f8(r * cs) * f8(std) + f8(mean))
+            osn[p] = f4(f8(r * sn) * f8(std) + f8(mean))
 
-    return fill16
+    return pairs
 
 
 def _fill16_fast(u, mean, std):
-    if u.size >= 4096 and _numba_on():
-        if _FILL16[0] is None:
-            _FILL16[0] = _build_fill16()
-        if _FILL16[0]:
-            out = np.empty_like(u)
-            _FILL16[0](np.ascontiguousarray(u), out, f32(mean), f32(std))
-            return out
-    return _chunked(_fill16_float, u, mean, std)
+    """``_fill16_float`` through the numba pair loop when it is on and ``u`` is large."""
+    if u.size < 4096 or not _numba_on():
+        return _chunked(_fill16_float, u, mean, std)
+    if _FILL16[0] is None:
+        _FILL16[0] = _build_fill16()
+    if not _FILL16[0]:
+        return _chunked(_fill16_float, u, mean, std)
+    d = u.reshape(-1, 16)
+    bits = np.ascontiguousarray(f32(1) - d[:, :8]).reshape(-1).view(np.int32)
+    mant = ((bits & np.int32(~0x7F800000)) | np.int32(0x3F000000)).view(f32)
+    expo = ((bits >> 23) - 126).astype(f32)
+    u2 = np.ascontiguousarray(d[:, 8:]).reshape(-1)
+    oc, osn = np.empty_like(mant), np.empty_like(mant)
+    _FILL16[0](mant, expo, u2, oc, osn, f32(mean), f32(std))
+    out = np.empty_like(d)
+    out[:, :8] = oc.reshape(-1, 8)
+    out[:, 8:] = osn.reshape(-1, 8)
+    return out.reshape(-1)
 
 
 _CHUNK = 4096 * 16  # Box-Muller blocks per NumPy pass: temporaries stay in cache (2x faster)
