@@ -38,6 +38,7 @@ from .linalg._aliases import (  # noqa: F401,E402
     cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet, svd,
 )
 from . import special  # noqa: F401,E402 - torch.special
+from . import fft  # noqa: F401,E402 - torch.fft (xp.fft kernels, differentiable)
 from . import profiler  # noqa: F401,E402 - torch.profiler (autograd.profiler underneath)
 from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares tensors sent to processes)
 from . import hub  # noqa: F401,E402 - torch.hub (checkpoints from URLs, local hubconf.py)
