@@ -10,9 +10,9 @@ torch's convention (the gradient of a real loss w.r.t. ``z`` is ``dL/dRe z + i d
 
 from .._dispatch import call, defop
 from .._layout import strided
-from .._ops._slicing import narrow, select
 from .._ops._join import cat
-from .._ops.creation import zeros, ones
+from .._ops._slicing import narrow, select
+from .._ops.creation import ones, zeros
 from .._ops.misc import view_as_real
 from .._ops.shape import reshape
 
