@@ -30,5 +30,5 @@ from ._functional.conv import (  # noqa: F401,E402
 
 # ---- attention (scaled_dot_product_attention with dense / sparse masks, multi-head) ----
 from ._functional.attention import (  # noqa: F401,E402
-    multi_head_attention_forward, scaled_dot_product_attention,
+    _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
 )

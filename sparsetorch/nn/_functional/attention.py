@@ -17,7 +17,7 @@ import warnings
 from ... import _ops
 from ..._dtype import bool as _bool
 from ..._dtype import int64
-from ..._layout import sparse_coo, sparse_csr
+from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
 from .linear import dropout, linear
 from .activation import softmax
@@ -203,6 +203,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         return None
     if not isinstance(mask, Tensor):
         raise TypeError(f"{mask_name} must be a Tensor, got {type(mask).__name__}")
+    if mask.layout is not strided:  # sparse masks: the stored pairs, used by sdpa as they are
+        return mask
     if mask.dtype is not _bool and not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
@@ -287,7 +289,18 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
-    if attn_mask is not None:
+    sparse_mask = attn_mask is not None and attn_mask.layout is not strided
+    if sparse_mask:
+        if attn_mask.ndim != 2 or need_weights or key_padding_mask is not None or \
+                bias_k is not None or add_zero_attn:
+            raise NotImplementedError(
+                "multi_head_attention_forward: a sparse attn_mask needs a 2-D (L, S) mask, "
+                "need_weights=False, no key_padding_mask, bias_k/bias_v or add_zero_attn; "
+                "pass attn_mask.to_dense() otherwise")
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, "
+                               f"but should be {(tgt_len, src_len)}.")
+    elif attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
                 raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, "
@@ -310,16 +323,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k and bias_v must both be given or both be None")
-    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     if static_k is None:
-        k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_k of size ({bsz * num_heads}, *, {head_dim}), "
                                  f"but got {tuple(static_k.shape)}")
         k = static_k
     if static_v is None:
-        v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_v of size ({bsz * num_heads}, *, {head_dim}), "
@@ -361,14 +374,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if not is_batched:
             out, w = out.squeeze(1), w.squeeze(0)
         return out, w
-    if attn_mask is not None:
+    if attn_mask is not None and not sparse_mask:
         if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
             attn_mask = attn_mask.unsqueeze(0)
         else:
             attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
-    q = q.view(bsz, num_heads, tgt_len, head_dim)
-    k = k.view(bsz, num_heads, src_len, head_dim)
-    v = v.view(bsz, num_heads, src_len, head_dim)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, src_len, head_dim)
+    v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])

@@ -29,6 +29,13 @@ from .pooling import (  # noqa: F401,E402
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401,E402
 
+# ---- attention / transformer layers ----
+from .attention import MultiheadAttention  # noqa: F401,E402
+from .transformer import (  # noqa: F401,E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AlphaDropout", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -41,4 +48,8 @@ __all__ = [
     "RNNCellBase", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
     "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softsign", "SparseLinear", "Tanh",
     "Tanhshrink", "Threshold", "Unflatten",
+]
+__all__ += [  # attention / transformer layers
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer",
 ]
