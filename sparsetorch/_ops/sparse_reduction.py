@@ -184,10 +184,11 @@ def _group(be, indices, sizes, kept, sorted_prefix):
     ksizes = [sizes[d] for d in kept]
     if not kept:  # one group: everything
         return Segments(1, nnz, ids=xp.zeros(nnz, dtype=xp.int64)), xp.zeros((0, 1), dtype=xp.int64)
+    table = None
     if len(kept) == 1:
         keys = indices[kept[0]]  # a view: no linear index to build
-    else:
-        keys = C.linear_index(be, indices[list(kept)], ksizes)
+    else:  # linear indices, or lexicographic ranks where they would overflow int64
+        (keys,), table = C.joint_keys(be, [indices[list(kept)]], ksizes)
     if sorted_prefix:  # coalesced and kept == leading dims: equal keys are consecutive
         if nnz == 0:
             return Segments(0, 0, starts=xp.zeros(0, xp.int64)), xp.zeros((len(kept), 0), xp.int64)
@@ -196,7 +197,7 @@ def _group(be, indices, sizes, kept, sorted_prefix):
         xp.not_equal(keys[1:], keys[:-1], out=new[1:])
         starts = xp.flatnonzero(new)
         return Segments(starts.shape[0], nnz, starts=starts), indices[:, starts][list(kept)]
-    k = _prod(ksizes)
+    k = _prod(ksizes) if table is None else table.shape[1]
     if k <= 4 * nnz + 65536:  # a dense count per key: O(nnz + k), no sort
         present = xp.bincount(keys, minlength=k) > 0
         uk = xp.flatnonzero(present)
@@ -205,7 +206,7 @@ def _group(be, indices, sizes, kept, sorted_prefix):
     else:
         uk, ids = xp.unique(keys, return_inverse=True)
         ids = ids.reshape(-1)
-    return Segments(uk.shape[0], nnz, ids=ids), C._unravel(be, uk, ksizes)
+    return Segments(uk.shape[0], nnz, ids=ids), C.decode_keys(be, uk, ksizes, table)
 
 
 # ---- sum / mean / amax over COO and CSR ----

@@ -23,7 +23,7 @@ from ._payload import COO, CSR
 
 __all__ = ["spgemm"]
 
-_CHUNK = 1 << 21  # products expanded at once by the generic path
+_CHUNK = 1 << 20  # products expanded at once by the generic path (bounds its temporaries)
 _NB = [None]  # the numba kernels; None: not built yet; False: numba does not import
 _INT32_MAX = (1 << 31) - 1
 

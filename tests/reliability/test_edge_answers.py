@@ -133,6 +133,12 @@ def test_non_zero_preserving_scalar_refuses(layout, name, fn):
         if "nan" in name or "inf" in name:
             return  # an integer tensor times a float special is covered by the float rows
         x = torch.tensor(_S, dtype=torch.int64).to_sparse()
+        if name.endswith("_(0)"):  # in place: a float result can't be cast back to int64
+            with pytest.raises((RuntimeError, NotImplementedError)):
+                fn(x.to_dense())
+            with pytest.raises((RuntimeError, NotImplementedError)):
+                fn(x)
+            return
     with np.errstate(all="ignore"):
         dense = fn(x.to_dense())  # the dense computation: NaN at the implicit zeros
     assert bool(dense.isnan().any())

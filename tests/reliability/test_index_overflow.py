@@ -118,3 +118,14 @@ def test_joint_keys_order_and_decode():
     for x in range(len(cols)):
         for y in range(len(cols)):
             assert (cols[x] < cols[y]) == (keys[x] < keys[y])
+
+
+def test_sparse_sum_over_a_dim_keeps_groups_apart():
+    # summing the last dim groups entries by (row, col): those keys overflow int64 packed
+    shape = (N, N, 3)
+    idx = torch.tensor([[1, 1 + 2 ** 31, 1, 5], [7, 7, 7, N - 1], [0, 1, 2, 0]])
+    t = torch.sparse_coo_tensor(idx, torch.tensor([1.0, 2.0, 4.0, 8.0]), shape)
+    got = _as_dict(torch.sparse.sum(t, dim=2))
+    assert got == {(1, 7): 5.0, (1 + 2 ** 31, 7): 2.0, (5, N - 1): 8.0}
+    sm = torch.sparse.softmax(t, dim=2).coalesce()
+    assert _as_dict(sm)[(1 + 2 ** 31, 7, 1)] == 1.0  # alone in its slice
