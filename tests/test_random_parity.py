@@ -288,3 +288,16 @@ def test_generator_clone_state_and_offsets():
             call(g)
     with pytest.raises(NotImplementedError, match="graphsafe_get_state"):
         g.graphsafe_get_state()
+
+
+def test_edge_shapes_and_bounds():
+    both(lambda L: L.bernoulli(L.tensor(0.5)))
+    both(lambda L: L.randn(()))
+    both(lambda L: L.empty(20).uniform_(1, 1))
+    both(lambda L: L.empty(20).normal_(3, 0))
+    both(lambda L: L.multinomial(L.tensor([0.0, 0.0, 1.0, 0.0]), 3, True))
+    for args, dtype, match in [((-60000, 60000), "float16", "to-from <= std::numeric_limits<Half>"),
+                               ((1, 2e5), "float16", "to is out of bounds for c10::Half"),
+                               ((-1e39, 0), "float32", "from is out of bounds for float")]:
+        with pytest.raises(RuntimeError, match=match.replace("(", r"\(")):
+            st.empty(3, dtype=getattr(st, dtype)).uniform_(*args)

@@ -460,7 +460,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if p is None:
         _float_only(input.dtype, "bernoulli_tensor_cpu_p_")
         probs = _check_prob_tensor(input, "bernoulli")
-        values = SM.bernoulli_tensor(rng, np.ascontiguousarray(probs), input.dtype)
+        values = SM.bernoulli_tensor(rng, np.array(probs, order="C"), input.dtype)
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
@@ -556,16 +556,24 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     _dense_self(input, "uniform_")
     dt = input.dtype
     _float_only(dt, "check_uniform_bounds")
+    from_, to = float(from_), float(to)
+    real = dt.to_real()
+    fi = D.finfo(real)
+    lo, hi = float(fi.min), float(fi.max)
+    for v, what in ((from_, "from"), (to, "to")):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {_C_NAMES.get(real.name, real.name)}")
     if from_ > to:
         raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+            f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}"
         )
-    if not (math.isfinite(from_) and math.isfinite(to)):
+    if to - from_ > hi:
         raise RuntimeError(
-            f"{'to' if not math.isfinite(to) else 'from'} is out of bounds for {dt.name}"
+            f"uniform_ expects to-from <= std::numeric_limits<{TORCH_NAMES[real.name]}>::max(), "
+            f"but found to={to:g} and from={from_:g} which result in to-from to exceed the limit"
         )
     g = check_generator(generator, "uniform_")
-    values = _in_order(input, lambda s, c: SM.uniform(g, s, dt, float(from_), float(to)))
+    values = _in_order(input, lambda s, c: SM.uniform(g, s, dt, from_, to))
     return _overwrite(input, "uniform_", _uniform_op, values)
 
 
@@ -592,7 +600,7 @@ def bernoulli_(input, p=0.5, *, generator=None):
                 f"bernoulli_: p of shape {list(p.shape)} can't be broadcast to "
                 f"self of shape {list(shape)}"
             )
-        probs = np.ascontiguousarray(np.broadcast_to(_check_prob_tensor(p, "bernoulli_"), shape))
+        probs = np.array(np.broadcast_to(_check_prob_tensor(p, "bernoulli_"), shape), order="C")
         if input.ndim >= 2 and not input.is_contiguous():
             order = sorted(range(input.ndim), key=lambda d: -input.stride()[d])
             drawn = SM.bernoulli_tensor(rng, np.ascontiguousarray(probs.transpose(order)), input.dtype)
