@@ -46,6 +46,7 @@ from ._group import (
     is_torchelastic_launched,
     new_group,
 )
+from ._sharded_embedding import ShardedEmbeddingBag, row_bounds, shard_embedding_bag
 from ._work import ReduceOp, Work
 
 group = GroupMember  # torch.distributed.group.WORLD
@@ -55,6 +56,7 @@ __all__ = [
     "GroupMember",
     "ProcessGroup",
     "ReduceOp",
+    "ShardedEmbeddingBag",
     "Work",
     "all_gather",
     "all_gather_into_tensor",
@@ -89,7 +91,9 @@ __all__ = [
     "reduce",
     "reduce_scatter",
     "reduce_scatter_tensor",
+    "row_bounds",
     "scatter",
     "scatter_object_list",
     "send",
+    "shard_embedding_bag",
 ]

@@ -53,3 +53,11 @@ def test_movielens_distributed_matches_one_process(tmp_path):
 def test_all_to_all_and_object_collectives(n):
     out = run_mpi(n, os.path.join(HERE, "_worker_alltoall.py"))
     assert "OK" in out and f"checks on {n} ranks" in out
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_sharded_embedding_bag_matches_unsharded(n):
+    """Every mode, padding_idx, per-sample weights, empty bags, row- and table-wise sharding,
+    and 3 steps of every optimizer, against EmbeddingBag on the global batch."""
+    out = run_mpi(n, os.path.join(HERE, "_worker_sharded.py"))
+    assert "OK" in out and f"checks on {n} ranks" in out
