@@ -61,3 +61,11 @@ def test_sharded_embedding_bag_matches_unsharded(n):
     and 3 steps of every optimizer, against EmbeddingBag on the global batch."""
     out = run_mpi(n, os.path.join(HERE, "_worker_sharded.py"))
     assert "OK" in out and f"checks on {n} ranks" in out
+
+
+def test_sharded_checkpoint_reshards(tmp_path):
+    """Saved by 3 ranks, loaded by 2 (row- and table-wise) and by 1."""
+    path = str(tmp_path / "table")
+    assert "OK" in run_mpi(3, os.path.join(HERE, "_worker_ckpt.py"), "save", path)
+    assert "checks on 2 ranks" in run_mpi(2, os.path.join(HERE, "_worker_ckpt.py"), "load", path)
+    assert "checks on 1 ranks" in run_mpi(1, os.path.join(HERE, "_worker_ckpt.py"), "load", path)
