@@ -75,6 +75,12 @@ def is_float_np(np_dtype):
     return np_dtype.kind == "f" or np_dtype == bfloat16.np
 
 
+def sort_key(xp, a):
+    """``a`` as sort keys: bfloat16 as float32 (exact), where NumPy puts NaN last; ml_dtypes'
+    own bfloat16 comparisons leave NaN in place and break the order around it."""
+    return a.astype(xp.float32) if a.dtype == bfloat16.np else a
+
+
 # the 2-byte floats: NumPy would accumulate their sums in their own precision, torch uses float32
 REDUCED_NP = (float16.np, bfloat16.np)
 

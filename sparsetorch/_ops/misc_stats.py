@@ -152,7 +152,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
         if dim is None:
             return input.sum() * float("nan")
         raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
-    order = xp.argsort(x._data, axis=d, kind="stable")  # NaN sorts last
+    order = xp.argsort(D.sort_key(xp, x._data), axis=d, kind="stable")  # NaN sorts last
     isnan = xp.isnan(x._data) if input.dtype.is_floating_point else xp.zeros(x.shape, bool)
     k = x.shape[d] - isnan.sum(axis=d, keepdims=True)
     pos = xp.where(k > 0, (k - 1) // 2, 0).astype(xp.int64)

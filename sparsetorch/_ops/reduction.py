@@ -66,8 +66,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     return with_out(r, out, "sum")
 
 
+def _nansum_kernel(be, x, axes, keepdim):
+    if x.dtype in D.REDUCED_NP:  # float32 accumulator (as torch); NumPy's nansum sees no NaN
+        return be.xp.asarray(be.xp.nansum(x.astype(be.xp.float32), axes, keepdims=keepdim)).astype(x.dtype)
+    return be.xp.asarray(be.xp.nansum(x, axes, keepdims=keepdim))
+
+
 _nansum_op = defop(
-    "nansum", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.nansum(x, axes, keepdims=keepdim))},
+    "nansum", {S: _nansum_kernel},
     params=("axes", "keepdim"),
     grads={"input": lambda grad, input, axes, keepdim:
            expand_reduced(grad, tuple(input.shape), axes, keepdim) * input.isnan().logical_not()},

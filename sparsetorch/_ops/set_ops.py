@@ -70,11 +70,11 @@ def _unique_impl(input, return_inverse, return_counts, dim, consecutive, fname, 
         order = None
         srt = rows
     elif rows.ndim == 1:
-        order = xp.argsort(rows, kind="stable")
+        order = xp.argsort(D.sort_key(xp, rows), kind="stable")
         srt = rows[order]
     else:
         # lexicographic row order: lexsort's last key is the primary one
-        order = (xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)).astype(xp.int64)
+        order = (xp.lexsort(D.sort_key(xp, rows).T[::-1]) if rows.shape[1] else xp.arange(n)).astype(xp.int64)
         srt = rows[order]
     mask, gid = _groups(be, srt)
     vals = srt[mask]
@@ -205,6 +205,7 @@ def _searchsorted_kernel(be, seq, vals, right, sorter):
     side = "right" if right else "left"
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter, axis=-1)
+    seq, vals = D.sort_key(xp, seq), D.sort_key(xp, vals)
     if seq.ndim == 1:
         return xp.searchsorted(seq, vals, side=side)
     lead = seq.shape[:-1]

@@ -140,6 +140,7 @@ def _argsort_payload(input, d, descending):
     x = input._data
     if x.ndim == 0:
         return xp.zeros((), xp.int64)
+    x = D.sort_key(xp, x)
     if not descending:
         return xp.argsort(x, axis=d, kind="stable").astype(xp.int64, copy=False)
     n = x.shape[d]

@@ -3,7 +3,7 @@
 Kernels take the Backend first and use ``be.xp`` only, so CPU and GPU share them.
 """
 
-from .._dtype import is_float_np
+from .._dtype import is_float_np, sort_key
 
 
 def _flat_index(xp, index, dim, shape):
@@ -53,7 +53,7 @@ def _put_kernel(be, g, index, dim, squeeze, shape, accumulate):
 
 def _median_all_kernel(be, x):
     xp = be.xp
-    v = xp.sort(x.reshape(-1))
+    v = xp.sort(sort_key(xp, x.reshape(-1))).astype(x.dtype, copy=False)
     n = v.shape[0]
     if n == 0:  # torch: NaN (integer dtypes: the smallest value)
         inexact = x.dtype.kind == "c" or is_float_np(x.dtype)

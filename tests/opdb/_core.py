@@ -72,9 +72,11 @@ def make(shape, dtype, requires_grad=False, low=-3.0, high=3.0, seed=0, positive
 
 
 def to_numpy(x):
-    """Tensors -> NumPy arrays, recursively through lists/tuples; anything else unchanged."""
+    """Tensors -> NumPy arrays, recursively through lists/tuples; anything else unchanged.
+    bfloat16 tensors come out as float32 arrays (NumPy has no bfloat16 of its own)."""
     if isinstance(x, st.Tensor):
-        return (x.to_dense() if x.layout is not st.strided else x).detach().numpy()
+        t = (x.to_dense() if x.layout is not st.strided else x).detach()
+        return (t.float() if t.dtype is st.bfloat16 else t).numpy()
     if isinstance(x, (list, tuple)):
         return type(x)(to_numpy(v) for v in x)
     return x
@@ -97,7 +99,7 @@ def sparsify(t, keep=0.5, seed=0, slices=None):
     ``slices=k``: zero whole slices over the first k dims instead (a hybrid tensor's stored
     slices then hold no zeros, where ops like sign/relu have no derivative)."""
     rng = np.random.default_rng(seed)
-    a = t.detach().numpy().copy()
+    a = to_numpy(t).copy()
     a[rng.random(a.shape if slices is None else a.shape[:slices]) >= keep] = 0
     out = st.tensor(a, dtype=t.dtype)
     return out.requires_grad_(t.requires_grad) if t.requires_grad else out

@@ -7,7 +7,7 @@ import numpy as np
 
 import sparsetorch as st
 
-from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make
+from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make, to_numpy
 
 ALL = FLOATS + INTS
 
@@ -20,7 +20,7 @@ def _x(shape, dtype, rg, seed=0, **kw):
 
 def _np(v):
     """kwargs reach the reference as Tensors (only positional args are converted)."""
-    return v.detach().numpy() if isinstance(v, st.Tensor) else v
+    return to_numpy(v)
 
 
 def _np_diff(x, n=1, dim=-1, prepend=None, append=None):
@@ -179,7 +179,7 @@ def _quantile_samples(nan):
     def samples(dtype, rg):
         x = _x((3, 5), dtype, rg)
         if nan and not rg:
-            a = x.numpy().copy()
+            a = to_numpy(x).copy()
             a[0, 1] = a[2, 3] = np.nan
             x = st.tensor(a, dtype=dtype)
         q = st.tensor([0.0, 0.3, 0.5, 1.0], dtype=dtype)
@@ -279,7 +279,7 @@ def _mode_samples(dtype, rg):
 
 
 def _nanmedian_samples(dtype, rg):
-    a = _x((3, 5), dtype, rg).detach().numpy().copy()
+    a = to_numpy(_x((3, 5), dtype, rg)).copy()
     a[0, 1] = a[1, 4] = np.nan
     x = st.tensor(a, dtype=dtype)
     return [Sample((x,)), Sample((x, 1), name="dim"), Sample((x, 0, True), name="keep")]

@@ -9,7 +9,7 @@ import scipy.special as sps
 
 import sparsetorch as st
 
-from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make
+from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make, to_numpy
 
 FLOAT_INT = FLOATS + INTS
 
@@ -82,7 +82,7 @@ def _with_nans(dtype, rg):
     out = []
     for s in _red_samples()(dtype, rg):
         if not rg and s.args[0].numel() > 1:
-            a = s.args[0].numpy().copy()
+            a = to_numpy(s.args[0]).copy()
             a.reshape(-1)[::3] = np.nan
             s = Sample((st.tensor(a, dtype=dtype),), s.kwargs, s.name + "-nan")
         out.append(s)
@@ -208,7 +208,7 @@ def _np_lse(x, dim, keepdim=False):
 def _logic_samples(dtype, rg):
     out = []
     for i, s in enumerate([(5,), (3, 4), (2, 3, 4)]):
-        a = make(s, dtype, False, low=-1, high=1, seed=i).numpy()
+        a = to_numpy(make(s, dtype, False, low=-1, high=1, seed=i))
         a = np.where(np.abs(a) < 0.5, 0, a) if a.dtype.kind == "f" else a
         t = st.tensor(a, dtype=dtype)
         out += [Sample((t,), name=f"{s}"), Sample((t,), {"dim": 0}, name=f"{s}-0"),
