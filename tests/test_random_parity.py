@@ -301,3 +301,16 @@ def test_edge_shapes_and_bounds():
                                ((-1e39, 0), "float32", "from is out of bounds for float")]:
         with pytest.raises(RuntimeError, match=match.replace("(", r"\(")):
             st.empty(3, dtype=getattr(st, dtype)).uniform_(*args)
+
+
+def test_like_and_dropout_of_permuted_tensors_keep_torch_order_and_strides():
+    def run(L):
+        x = L.ones(4, 6).t()
+        y = L.ones(2, 3, 5).permute(2, 0, 1)
+        outs = [L.rand_like(x), L.randn_like(x), L.randn_like(y), L.randint_like(x, 10),
+                L.nn.functional.dropout(x, 0.5), L.nn.functional.alpha_dropout(x, 0.5, True),
+                L.rand_like(L.ones(4, 6)[:, ::2])]
+        assert [tuple(o.stride()) for o in outs[:2]] == [(1, 6), (1, 6)]
+        return L.cat([o.reshape(-1) for o in outs])
+
+    both(run, calls=2)

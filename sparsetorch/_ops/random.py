@@ -310,6 +310,42 @@ def randperm(
     return finish(place(arr, dt, as_device(device)), requires_grad, out, "randperm")
 
 
+def dense_order(t):
+    """For a strided tensor that is dense and non-overlapping but not contiguous (a permuted
+    layout, e.g. ``x.t()``), its dimensions from the largest stride to the smallest; None
+    otherwise. torch's ``empty_like`` keeps such strides, so its random ``*_like`` results and
+    dropout noise are drawn in that memory order."""
+    if t.layout is not strided or t.ndim < 2 or t.is_contiguous():
+        return None
+    shape, strides = tuple(t.shape), t.stride()
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return None
+            expected *= shape[d]
+    return order
+
+
+def _permuted(t, order, requires_grad):
+    """``t`` (drawn in the permuted shape) seen in the logical order: the strides torch gives."""
+    v = t.permute(*[int(i) for i in np.argsort(order)]).detach()
+    return v.requires_grad_() if requires_grad else v
+
+
+def empty_like_preserve(t):
+    """``empty_like`` keeping the strides of a dense permuted tensor (torch's preserve_format)."""
+    from .creation import empty, empty_like
+
+    order = dense_order(t)
+    if order is None:
+        return empty_like(t)
+    shape = tuple(t.shape)
+    out = empty(tuple(shape[d] for d in order), dtype=t.dtype, device=t.device)
+    return _permuted(out, order, False)
+
+
 def _like_args(fname, input, dtype, device):
     check_tensor(input, fname)
     check_dtype(dtype, fname)
@@ -328,6 +364,10 @@ def rand_like(
 ):
     """:func:`rand` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("rand_like", input, dtype, device)
+    order = dense_order(input)
+    if order is not None:  # torch fills the strided result in memory order
+        r = rand(tuple(shape[d] for d in order), generator=generator, dtype=dt, device=dev)
+        return _permuted(r, order, requires_grad)
     return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
@@ -343,6 +383,13 @@ def randn_like(
 ):
     """:func:`randn` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("randn_like", input, dtype, device)
+    order = dense_order(input)
+    if order is not None:  # memory order, and torch's scalar path (the result is not contiguous)
+        check_dtype(dt, "randn_like")
+        _float_only(dt, "normal_kernel_cpu")
+        g = check_generator(generator, "randn_like")
+        arr = SM.normal(g, tuple(shape[d] for d in order), dt, 0.0, 1.0, False)
+        return _permuted(place(arr, dt, as_device(dev)), order, requires_grad)
     return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
@@ -362,6 +409,11 @@ def randint_like(
     called as ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     shape, dt, dev = _like_args("randint_like", input, dtype, device)
     lo, hi, _ = _randint_args("randint_like", args, low, high, None, 2)
+    order = dense_order(input)
+    if order is not None:  # torch fills the strided result in memory order
+        r = randint(lo, hi, tuple(shape[d] for d in order), generator=generator, dtype=dt,
+                    device=dev)
+        return _permuted(r, order, requires_grad)
     return randint(
         lo, hi, shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad
     )

@@ -5,6 +5,7 @@ import math
 from ... import _ops
 from ... import _autocast as _ac
 from ..._dtype import int64
+from ..._ops import random as _random
 from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
 from ...autograd import profiler as _profiler
@@ -84,7 +85,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         r = input * 0
     else:
         with _gm.no_grad():
-            mask = _ops.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
+            mask = _random.empty_like_preserve(input).bernoulli_(1.0 - p).div_(1.0 - p)
         r = input * mask
     return input.copy_(r) if inplace else r
 
@@ -99,7 +100,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
         return input * 0
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     with _gm.no_grad():  # torch's steps, so a seed gives torch's numbers
-        noise = _ops.empty_like(input).bernoulli_(1 - p)
+        noise = _random.empty_like_preserve(input).bernoulli_(1 - p)
         b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
         noise.mul_(a)
     r = input * noise + b
