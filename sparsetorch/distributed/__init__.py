@@ -46,6 +46,7 @@ from ._group import (
     is_torchelastic_launched,
     new_group,
 )
+from ._sharded_collection import ShardedEmbeddingBagCollection, table_wise_plan
 from ._sharded_embedding import ShardedEmbeddingBag, row_bounds, shard_embedding_bag
 from ._work import ReduceOp, Work
 
@@ -57,6 +58,7 @@ __all__ = [
     "ProcessGroup",
     "ReduceOp",
     "ShardedEmbeddingBag",
+    "ShardedEmbeddingBagCollection",
     "Work",
     "all_gather",
     "all_gather_into_tensor",
@@ -96,4 +98,5 @@ __all__ = [
     "scatter_object_list",
     "send",
     "shard_embedding_bag",
+    "table_wise_plan",
 ]
