@@ -141,6 +141,7 @@ def test_multinomial(replacement, dtype):
     if replacement:
         both(lambda L: draw(L, 40))
     both(lambda L: L.multinomial(L.tensor(w[0]), 2, replacement))
+    both(lambda L: L.multinomial(L.tensor(w).t() + 0.5, 2, replacement))  # Exp(1) in memory order
 
 
 def test_normal_tensor_forms_and_likes():

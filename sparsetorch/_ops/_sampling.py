@@ -521,13 +521,15 @@ def geometric(g, shape, dt, p):
 # ---- multinomial, poisson ----
 
 
-def multinomial(g, w, n, replacement, dt):
+def multinomial(g, w, n, replacement, dt, q=None):
     """torch's multinomial over the rows of ``w`` (2-D, dtype ``dt``): without replacement (or
     one sample) the exponential race ``topk(w / Exp(1))``; with replacement a binary search of
-    the float cumulative distribution for each 53-bit uniform, row by row."""
+    the float cumulative distribution for each 53-bit uniform, row by row. ``q``: the Exp(1)
+    draws when the caller drew them itself (in another memory order)."""
     rows, k = w.shape
     if not replacement or n == 1:
-        q = exponential(g, w.shape, dt, 1.0)
+        if q is None:
+            q = exponential(g, w.shape, dt, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = (w / q).astype(dt.np)
         keys = keys.astype(f64)

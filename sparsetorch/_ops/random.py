@@ -559,7 +559,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     total = w.sum(1)
     if bool((total <= 0).any()):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    res = SM.multinomial(rng, raw, n, replacement, input.dtype)
+    q = None
+    order = dense_order(input)
+    if order is not None and (not replacement or n == 1):  # torch's empty_like(p).exponential_()
+        full = tuple(input.shape)
+        q = SM.exponential(rng, tuple(full[d] for d in order), input.dtype, 1.0)
+        q = np.transpose(q, np.argsort(order)).reshape(raw.shape)
+    res = SM.multinomial(rng, raw, n, replacement, input.dtype, q)
     res = res.reshape(input.shape[:-1] + (n,))
     r = place(res, D.int64, input.device)
     return with_out(r, out, "multinomial") if out is not None else r
