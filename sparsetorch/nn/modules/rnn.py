@@ -15,6 +15,7 @@ import sparsetorch as _st
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -145,6 +146,8 @@ class RNNBase(Module):
             raise RuntimeError(f"{msg} {expected}, got {list(h.shape)}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         lstm = self.mode == "LSTM"
         name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
         if input.ndim not in (2, 3):
@@ -216,6 +219,88 @@ class RNNBase(Module):
         elif self.batch_first:
             x = x.transpose(0, 1)
         return (x, (h_n, c_n)) if lstm else (x, h_n)
+
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence in, a PackedSequence out; each sequence's hidden state is taken at
+        its own last step (the batch shrinks over time, as ``batch_sizes`` says)."""
+        lstm = self.mode == "LSTM"
+        data, sizes_t, sorted_idx, unsorted_idx = packed
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.shape[-1]}")
+        sizes = [int(v) for v in sizes_t.tolist()]
+        n = sizes[0]
+        dirs = 2 if self.bidirectional else 1
+        h_shape = (self.num_layers * dirs, n, self.proj_size or self.hidden_size)
+        c_shape = (self.num_layers * dirs, n, self.hidden_size)
+        if hx is None:
+            h0 = _st.zeros(h_shape, dtype=data.dtype, device=data.device)
+            c0 = _st.zeros(c_shape, dtype=data.dtype, device=data.device) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if sorted_idx is not None:
+                h0 = h0.index_select(1, sorted_idx)
+                c0 = c0.index_select(1, sorted_idx) if lstm else None
+            self._check_hidden(h0, h_shape, "Expected hidden[0] size" if lstm else
+                               "Expected hidden size")
+            if lstm:
+                self._check_hidden(c0, c_shape, "Expected hidden[1] size")
+        starts, off = [], 0
+        for bs in sizes:
+            starts.append(off)
+            off += bs
+        x, h_n, c_n = data, [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                w = [getattr(self, nm) for nm in self._layer_names(layer, d)]
+                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+                w_hr = w[-1] if self.proj_size else None
+                xw = _linear(x, w[0], b_ih)
+                init = (h0[k], c0[k]) if lstm else (h0[k],)
+                seq = [None] * len(sizes)
+                if d == 0:  # forward in time: finished sequences drop off the end of the batch
+                    h, done = init, []
+                    for t, bs in enumerate(sizes):
+                        if bs < h[0].shape[0]:
+                            done.append(tuple(v[bs:] for v in h))
+                            h = tuple(v[:bs] for v in h)
+                        h = self._packed_step(xw[starts[t]:starts[t] + bs], h, w[1], b_hh, w_hr)
+                        seq[t] = h[0]
+                    last = [_st.cat([h[i]] + [p[i] for p in reversed(done)], 0)
+                            if done else h[i] for i in range(len(h))]
+                else:  # backward in time: sequences join the batch at their last step
+                    h = tuple(v[:sizes[-1]] for v in init)
+                    for t in range(len(sizes) - 1, -1, -1):
+                        bs = sizes[t]
+                        if bs > h[0].shape[0]:
+                            h = tuple(_st.cat([v, v0[v.shape[0]:bs]], 0)
+                                      for v, v0 in zip(h, init))
+                        h = self._packed_step(xw[starts[t]:starts[t] + bs], h, w[1], b_hh, w_hr)
+                        seq[t] = h[0]
+                    last = list(h)
+                outs.append(_st.cat(seq, 0))
+                h_n.append(last[0])
+                if lstm:
+                    c_n.append(last[1])
+            x = outs[0] if dirs == 1 else _st.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, training=True)
+        h_n = _st.stack(h_n, 0)
+        c_n = _st.stack(c_n, 0) if lstm else None
+        if unsorted_idx is not None:
+            h_n = h_n.index_select(1, unsorted_idx)
+            c_n = c_n.index_select(1, unsorted_idx) if lstm else None
+        out = PackedSequence(x, sizes_t, sorted_idx, unsorted_idx)
+        return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+    def _packed_step(self, xw, h, w_hh, b_hh, w_hr):
+        """One step on the active rows; the state is a 1-tuple (h,) or (h, c)."""
+        if self.mode != "LSTM":
+            return (_rnn_step(self.mode, xw, h[0], w_hh, b_hh),)
+        h = _rnn_step(self.mode, xw, h, w_hh, b_hh)
+        return h if w_hr is None else (_st.matmul(h[0], w_hr.t()), h[1])
 
 
 class RNN(RNNBase):
