@@ -32,3 +32,9 @@ from ._functional.conv import (  # noqa: F401,E402
 from ._functional.attention import (  # noqa: F401,E402
     _canonical_mask, _none_or_dtype, multi_head_attention_forward, scaled_dot_product_attention,
 )
+
+# ---- transposed convolution, group_norm, prelu, interpolate ----
+from ._functional.conv_transpose import (  # noqa: F401,E402
+    conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+from ._functional.group_norm import group_norm, prelu  # noqa: F401,E402

@@ -35,6 +35,8 @@ from .transformer import (  # noqa: F401,E402
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401,E402
+from .group_norm import GroupNorm, PReLU  # noqa: F401,E402
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
@@ -53,3 +55,4 @@ __all__ += [  # attention / transformer layers
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerEncoderLayer",
 ]
+__all__ += ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "GroupNorm", "PReLU"]
