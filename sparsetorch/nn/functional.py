@@ -38,3 +38,6 @@ from ._functional.conv_transpose import (  # noqa: F401,E402
     conv_transpose1d, conv_transpose2d, conv_transpose3d,
 )
 from ._functional.group_norm import group_norm, prelu  # noqa: F401,E402
+from ._functional.upsampling import (  # noqa: F401,E402
+    interpolate, upsample, upsample_bilinear, upsample_nearest,
+)

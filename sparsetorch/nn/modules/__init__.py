@@ -37,6 +37,7 @@ from .transformer import (  # noqa: F401,E402
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401,E402
 from .group_norm import GroupNorm, PReLU  # noqa: F401,E402
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401,E402
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
@@ -56,3 +57,4 @@ __all__ += [  # attention / transformer layers
     "TransformerEncoder", "TransformerEncoderLayer",
 ]
 __all__ += ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "GroupNorm", "PReLU"]
+__all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
