@@ -401,8 +401,10 @@ def _binary_slow(op, rule, input, other, out):
     if rule is BITWISE and (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name}(): only integer and bool tensors are supported, got {dt.name}")
     out_dt = D.bool if rule is COMPARE or rule is LOGICAL else dt
-    if dt is _BF16 and (name == "add" or name == "sub"):  # torch rounds a number to bfloat16 first
-        input, other = _bf16_number(input), _bf16_number(other)
+    if dt is _BF16:  # torch rounds a number to bfloat16, but keeps mul/div's second one in float
+        input = _bf16_number(input)
+        if name != "mul" and name != "div":
+            other = _bf16_number(other)
     if rule is LOGICAL:
         r = call(op, (input, other), (), D.bool, None)
     else:
@@ -554,6 +556,9 @@ bitwise_xor = binary("bitwise_xor", lambda be, a, b: be.xp.bitwise_xor(a, b), ru
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion."""
+    if alpha != 1 and _bf16_alpha(input, other):  # torch: alpha in bfloat16, a + alpha * b in float
+        r = _add(_float32(input), mul(other.float(), _bf16_number(alpha))).to(_BF16)
+        return r if out is None else with_out(r, out, "add")
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _add(input, other, out=out)
@@ -566,9 +571,20 @@ def sub(input, other, *, alpha=1, out=None):
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+    if alpha != 1 and _bf16_alpha(input, other):  # as add
+        r = _sub(_float32(input), mul(other.float(), _bf16_number(alpha))).to(_BF16)
+        return r if out is None else with_out(r, out, "sub")
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _sub(input, other, out=out)
+
+
+def _bf16_alpha(input, other):
+    return isinstance(other, Tensor) and isinstance(input, Tensor) and D.result_type(input, other) is _BF16
+
+
+def _float32(x):
+    return x.float() if isinstance(x, Tensor) else x
 
 
 subtract = sub
@@ -610,6 +626,8 @@ def floor_divide(input, other, *, out=None):
 
 
 def rdiv(input, other):
+    if input.dtype is _BF16 and not isinstance(other, Tensor):  # torch: reciprocal() * other
+        return mul(reciprocal(input), other)
     return _div(_as_tensor_like(other, input), input)
 
 
