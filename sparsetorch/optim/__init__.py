@@ -5,11 +5,12 @@ from . import lr_scheduler
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rowwise_adagrad import RowWiseAdagrad
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "RowWiseAdagrad",
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "RowWiseAdagrad",
            "SparseAdam", "lr_scheduler"]
