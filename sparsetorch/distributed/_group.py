@@ -105,7 +105,10 @@ def is_gloo_available():
 
 
 def is_torchelastic_launched():
-    return False
+    """True in a worker started by ``sparsetorch.distributed.run`` / ``elastic_launch``."""
+    import os
+
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
 def is_initialized():
@@ -151,6 +154,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     from ._mpi import world_comm
 
     comm = world_comm()
+    import os
+
+    env_world = os.environ.get("WORLD_SIZE")
+    if os.environ.get("TORCHELASTIC_RUN_ID") is not None and env_world is not None and \
+            int(env_world) != comm.Get_size():
+        raise RuntimeError(
+            f"init_process_group(): WORLD_SIZE={env_world} but MPI sees {comm.Get_size()} "
+            "process(es): the workers were started without mpirun (launcher 'local'); start "
+            "them with python -m sparsetorch.distributed.run --launcher mpirun")
     if world_size not in (-1, None) and int(world_size) != comm.Get_size():
         raise ValueError(
             f"init_process_group(): world_size={world_size} but the MPI launcher started "
