@@ -1,0 +1,35 @@
+"""``sparsetorch.distributions``: torch.distributions' API on sparsetorch tensors.
+
+Parameterisable probability distributions with ``sample`` / ``rsample`` (reparameterised,
+differentiable), ``log_prob``, ``entropy``, moments, ``cdf`` / ``icdf`` where torch has them,
+argument validation with torch's messages, and ``kl_divergence`` with torch's registered
+pairs. Draws use sparsetorch's generator (``manual_seed``). Gamma, Beta and Dirichlet
+``rsample`` use the implicit reparameterisation gradient of the standard gamma draw.
+"""
+
+from . import constraints
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "Exponential",
+    "ExponentialFamily", "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal",
+    "Normal", "OneHotCategorical", "Poisson", "Uniform", "constraints", "kl_divergence",
+    "register_kl",
+]

@@ -1,0 +1,53 @@
+"""``Poisson(rate)``."""
+
+from numbers import Number
+
+from . import _t as T
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all
+
+__all__ = ["Poisson"]
+
+
+class Poisson(ExponentialFamily):
+    """The Poisson distribution with ``rate``: ``P(k) = rate^k e^-rate / k!``."""
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        batch = T.Size() if isinstance(rate, Number) else self.rate.size()
+        super().__init__(batch, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Poisson, _instance)
+        batch_shape = T.Size(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=T.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with T.no_grad():
+            return T.poisson(self.rate.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
