@@ -103,8 +103,10 @@ class OpNode(Node):
         return out
 
     def release(self):
+        # a node that saved nothing (a cast, an addition) runs again, as in torch: autocast's
+        # cached weight casts are backpropagated through once per iteration of a region
+        self._released = bool(self.saved)
         self.saved = None
-        self._released = True
 
 
 RELEASED_MESSAGE = (
