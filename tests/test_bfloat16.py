@@ -272,3 +272,34 @@ def test_nn_layers_forward_backward(layer):
         st.testing.assert_close(g.float(), st.tensor(h.float().numpy()), rtol=4 * tol, atol=4 * tol * scale)
     if shape is not None:
         assert si.grad.dtype is st.bfloat16
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.01}),
+                                     ("AdamW", {"lr": 0.01}), ("Adagrad", {"lr": 0.1})])
+def test_optimizers_step_bfloat16_params(name, kw):
+    w0 = np.random.default_rng(13).standard_normal((5, 4)).astype(np.float32)
+    x0 = np.random.default_rng(14).standard_normal((8, 4)).astype(np.float32)
+    out = []
+    for T in (st, torch):
+        w = T.nn.Parameter(T.tensor(w0).bfloat16())
+        x = T.tensor(x0).bfloat16()
+        opt = getattr(T.optim, name)([w], **kw)
+        for _ in range(5):
+            opt.zero_grad()
+            ((x @ w.t()) ** 2).mean().backward()
+            opt.step()
+        assert w.dtype is T.bfloat16 and w.grad.dtype is T.bfloat16
+        out.append(w.detach().float().numpy() if T is torch else w.detach().float().numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=2 ** -6, atol=2 ** -7)
+
+
+def test_default_dtype_bfloat16():
+    prev = st.get_default_dtype()
+    try:
+        st.set_default_dtype(st.bfloat16)
+        torch.set_default_dtype(torch.bfloat16)
+        assert st.tensor([1.5]).dtype is st.bfloat16 and torch.tensor([1.5]).dtype is torch.bfloat16
+        assert (st.ones(2, dtype=st.int64) * 1.5).dtype is st.bfloat16
+    finally:
+        st.set_default_dtype(prev)
+        torch.set_default_dtype(torch.float32)
