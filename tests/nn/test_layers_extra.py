@@ -39,13 +39,13 @@ def _module_parity(tm, sm, shape, dt, fwd_kw=None, seed=0):
 
 
 CT_CASES = [
-    (1, dict(), (2, 4, 7)),
-    (1, dict(stride=3, padding=1, output_padding=2, groups=2, dilation=2), (2, 4, 5)),
-    (1, dict(bias=False), (4, 6)),  # unbatched
-    (2, dict(stride=2, padding=1, output_padding=1), (2, 4, 5, 6)),
-    (2, dict(stride=(2, 3), padding=(0, 1), output_padding=(1, 0), groups=4, dilation=(2, 1)),
+    (1, {}, (2, 4, 7)),
+    (1, {"stride": 3, "padding": 1, "output_padding": 2, "groups": 2, "dilation": 2}, (2, 4, 5)),
+    (1, {"bias": False}, (4, 6)),  # unbatched
+    (2, {"stride": 2, "padding": 1, "output_padding": 1}, (2, 4, 5, 6)),
+    (2, {"stride": (2, 3), "padding": (0, 1), "output_padding": (1, 0), "groups": 4, "dilation": (2, 1)},
      (1, 4, 4, 5)),
-    (3, dict(stride=2, padding=1), (1, 4, 3, 4, 3)),
+    (3, {"stride": 2, "padding": 1}, (1, 4, 3, 4, 3)),
 ]
 
 

@@ -19,9 +19,9 @@ from ..._dtype import bool as _bool
 from ..._dtype import int64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
-from .linear import dropout, linear
 from .activation import softmax
 from .conv import pad
+from .linear import dropout
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
@@ -220,19 +220,36 @@ def _none_or_dtype(x):
     return None if x is None else x.dtype
 
 
+def _linear_rows(x, w, b):
+    """``linear`` on the rows of ``x`` flattened to 2-D (one GEMM, a 2-D weight gradient: no
+    batched product and no batch reduction in backward), reshaped back."""
+    lead = tuple(x.shape[:-1])
+    x2 = x.reshape(-1, x.shape[-1])
+    y = _ops.mm(x2, w.t()) if b is None else _ops.addmm(b, x2, w.t())
+    return y.view(lead + (w.shape[0],))
+
+
 def _in_projection_packed(q, k, v, w, b):
     e = q.shape[-1]
     if k is v:
         if q is k:  # self-attention: one product, three chunks
-            return tuple(linear(q, w, b).chunk(3, -1))
+            return tuple(_linear_rows(q, w, b).chunk(3, -1))
         w_q, w_kv = w.split([e, 2 * e])
         b_q, b_kv = (None, None) if b is None else b.split([e, 2 * e])
-        q_proj = linear(q, w_q, b_q)
-        k_proj, v_proj = linear(k, w_kv, b_kv).chunk(2, -1)
+        q_proj = _linear_rows(q, w_q, b_q)
+        k_proj, v_proj = _linear_rows(k, w_kv, b_kv).chunk(2, -1)
         return q_proj, k_proj, v_proj
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
-    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+    return _linear_rows(q, w_q, b_q), _linear_rows(k, w_k, b_k), _linear_rows(v, w_v, b_v)
+
+
+def _heads(x, bsz, num_heads, head_dim):
+    """(T, N, E) -> contiguous (N * H, T, head_dim): one copy, so the batched products that follow
+    run on contiguous matrices."""
+    t = x.shape[0]
+    return x.reshape(t, bsz, num_heads, head_dim).permute(1, 2, 0, 3).reshape(
+        bsz * num_heads, t, head_dim)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
@@ -279,9 +296,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         b_q = b_k = b_v = None
         if in_proj_bias is not None:
             b_q, b_k, b_v = in_proj_bias.chunk(3)
-        q = linear(query, q_proj_weight, b_q)
-        k = linear(key, k_proj_weight, b_k)
-        v = linear(value, v_proj_weight, b_v)
+        q = _linear_rows(query, q_proj_weight, b_q)
+        k = _linear_rows(key, k_proj_weight, b_k)
+        v = _linear_rows(value, v_proj_weight, b_v)
     else:
         if tuple(key.shape) != tuple(value.shape):
             raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
@@ -323,16 +340,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k and bias_v must both be given or both be None")
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    q = _heads(q, bsz, num_heads, head_dim)
     if static_k is None:
-        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        k = _heads(k, bsz, num_heads, head_dim)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_k of size ({bsz * num_heads}, *, {head_dim}), "
                                  f"but got {tuple(static_k.shape)}")
         k = static_k
     if static_v is None:
-        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        v = _heads(v, bsz, num_heads, head_dim)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_v of size ({bsz * num_heads}, *, {head_dim}), "
@@ -366,8 +383,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if dropout_p > 0.0:
             w = dropout(w, p=dropout_p)
         out = _ops.bmm(w, v)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
+        out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
+        out = _linear_rows(out, out_proj_weight, out_proj_bias)
         w = w.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             w = w.mean(dim=1)
@@ -383,8 +400,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
+    out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    out = _linear_rows(out, out_proj_weight, out_proj_bias)
     if not is_batched:
         out = out.squeeze(1)
     return out, None
@@ -413,11 +430,10 @@ def _mha_is_batched(query, key, value, key_padding_mask, attn_mask):
             raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to "
                                  f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
                                  "instead")
-        if attn_mask is not None:
-            if attn_mask.ndim not in (2, 3):
-                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
-                                     "instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                 f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                                 "instead")
         return False
     raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
                          f"{query.ndim}-D query tensor")

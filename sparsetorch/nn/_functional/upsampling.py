@@ -178,7 +178,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area" and out is None:
         recompute_scale_factor = True
     if recompute_scale_factor:
-        out = [int(math.floor(float(input.shape[i + 2]) * scales[i])) for i in range(dim)]
+        out = [math.floor(float(input.shape[i + 2]) * scales[i]) for i in range(dim)]
         scales = None
     if antialias:
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):

@@ -1,9 +1,9 @@
 """Transposed convolution layers: ConvTranspose1d/2d/3d (weight ``[in, out/groups, *kernel]``),
 thin modules over nn.functional.conv_transpose*d; ``forward(input, output_size=None)``."""
 
+from ... import _ops
 from .. import functional as F
 from ..parameter import Parameter
-from ... import _ops
 from .conv import _ConvNd, _ntuple
 from .module import Module
 

@@ -6,7 +6,6 @@ ignored (no nested tensors here: padded positions are masked instead, same resul
 import copy
 
 from ... import _ops
-from ..._dtype import bool as _bool
 from .. import functional as F
 from .. import init
 from .attention import MultiheadAttention
@@ -108,8 +107,9 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        shape = x.shape  # rows flattened: 2-D GEMMs and 2-D weight gradients (same values)
+        x = self.linear2(self.dropout(self.activation(self.linear1(x.reshape(-1, shape[-1])))))
+        return self.dropout2(x.view(tuple(shape[:-1]) + (x.shape[-1],)))
 
 
 class TransformerDecoderLayer(Module):
@@ -171,8 +171,9 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        shape = x.shape
+        x = self.linear2(self.dropout(self.activation(self.linear1(x.reshape(-1, shape[-1])))))
+        return self.dropout3(x.view(tuple(shape[:-1]) + (x.shape[-1],)))
 
 
 class TransformerEncoder(Module):

@@ -1,0 +1,106 @@
+"""MultiheadAttention and TransformerEncoderLayer forward+backward: sparsetorch beside torch, one
+process, at 1 and 2 threads (torch.set_num_threads and threadpoolctl's BLAS limit alike).
+
+    python benchmarks/bench_transformer.py            # 9 samples after 2 warm-ups
+    python benchmarks/bench_transformer.py --quick    # 3 samples: a smoke test
+    python benchmarks/bench_transformer.py --threads 1
+
+Sizes (issue 15): d_model 256, 8 heads, batch 32, sequence 64, float32, batch_first; the encoder
+layer has dim_feedforward 1024 and runs in training mode with dropout 0.1 (``--dropout 0`` for the
+deterministic layer). Goal: at most 1.2x torch.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import _harness  # benchmarks/ is on sys.path when this file runs as a script
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import sparsetorch as st
+
+try:
+    import torch
+except ImportError:  # the torch columns are skipped
+    torch = None
+
+warnings.filterwarnings("ignore", message=".*enable_nested_tensor.*")
+
+D, H, N, L, FF = 256, 8, 32, 64, 1024
+
+
+def _copy(sm, tm):
+    sm.load_state_dict({k: st.tensor(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+
+
+def _step(lib, module, x, g):
+    def run():
+        module.zero_grad(set_to_none=True)
+        x.grad = None
+        out = module(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.backward(g)
+    return run
+
+
+class _SelfAttn:
+    """``mha(x, x, x, need_weights=False)`` as a one-argument module (what an encoder does)."""
+
+    def __init__(self, mha):
+        self.mha = mha
+
+    def __call__(self, x):
+        return self.mha(x, x, x, need_weights=False)
+
+    def zero_grad(self, set_to_none=True):
+        self.mha.zero_grad(set_to_none=set_to_none)
+
+
+def variants(dropout):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, L, D), dtype=np.float32)
+    g = rng.standard_normal((N, L, D), dtype=np.float32)
+    out = {}
+    s_mha = st.nn.MultiheadAttention(D, H, batch_first=True)
+    s_enc = st.nn.TransformerEncoderLayer(D, H, FF, dropout=dropout, batch_first=True)
+    sx, sg = st.tensor(x, requires_grad=True), st.tensor(g)
+    if torch is not None:
+        t_mha = torch.nn.MultiheadAttention(D, H, batch_first=True)
+        t_enc = torch.nn.TransformerEncoderLayer(D, H, FF, dropout=dropout, batch_first=True)
+        _copy(s_mha, t_mha)
+        _copy(s_enc, t_enc)
+        tx, tg = torch.tensor(x, requires_grad=True), torch.tensor(g)
+    out["mha"] = {"sparsetorch": _step(st, _SelfAttn(s_mha), sx, sg)}
+    out["encoder_layer"] = {"sparsetorch": _step(st, s_enc, sx, sg)}
+    if torch is not None:
+        out["mha"]["torch"] = _step(torch, _SelfAttn(t_mha), tx, tg)
+        out["encoder_layer"]["torch"] = _step(torch, t_enc, tx, tg)
+    return out
+
+
+def main():
+    p = _harness.parser(__doc__)
+    p.add_argument("--threads", type=int, default=0, help="one thread count (default: 1 and 2)")
+    p.add_argument("--dropout", type=float, default=0.1)
+    args = p.parse_args()
+    samples = 3 if args.quick else args.samples
+    if not args.no_wait:
+        _harness.wait_for_quiet()
+    _harness.print_environment()
+    print(f"d_model {D}, {H} heads, batch {N}, seq {L}, ff {FF}, float32, dropout {args.dropout}; "
+          "forward + backward")
+    for threads in ([args.threads] if args.threads else [1, 2]):
+        if torch is not None:
+            torch.set_num_threads(threads)
+        with threadpool_limits(limits=threads):
+            for name, vs in variants(args.dropout).items():
+                rows = _harness.compare({k: _harness.loop(f) for k, f in vs.items()},
+                                        inner_iters=1, samples=samples, warmup=args.warmup)
+                _harness.print_table(rows, baseline="torch",
+                                     title=f"{name}, {threads} thread(s)", unit="us/step")
+
+
+if __name__ == "__main__":
+    main()
