@@ -1,6 +1,6 @@
 """Differentiable pieces of the sharded embedding's exchange: moving rows between ranks with
-``all_to_all_single`` (backward: the reverse exchange) and combining a bag's per-owner partial
-rows at the requesting rank (sum, or max with the gradient routed to the winning partial).
+``all_to_all_single`` (backward: the reverse exchange) and carrying, in max mode, which partial
+rows won the bag's max back to their owners (see ``_maxpool``).
 """
 
 from .. import _dispatch
@@ -9,7 +9,7 @@ from .._layout import strided
 from ..autograd.function import Function
 from ._alltoall import all_to_all_single
 
-__all__ = ["ExchangeRows", "MaxCombine", "new_tensor", "scatter_ufunc"]
+__all__ = ["ExchangeRows", "int64", "new_tensor", "scatter_ufunc"]
 
 
 def new_tensor(arr, dtype, device):
@@ -37,7 +37,7 @@ def _exchange(x, send_counts, recv_counts, group):
 
 
 class ExchangeRows(Function):
-    """``ExchangeRows.apply(x, anchor, send_counts, recv_counts, group, scale)``: rows of ``x``
+    """``ExchangeRows.apply(x, anchor, send_counts, recv_counts, group, scale, links)``: rows of ``x``
     go to the ranks in order (``send_counts[r]`` rows to rank ``r``); the result holds the rows
     received. Backward sends the gradient rows back the same way (times ``scale``).
 
@@ -47,10 +47,11 @@ class ExchangeRows(Function):
     """
 
     @staticmethod
-    def forward(ctx, x, anchor, send_counts, recv_counts, group, scale):
+    def forward(ctx, x, anchor, send_counts, recv_counts, group, scale, links=None):
         ctx.counts = (list(send_counts), list(recv_counts))
         ctx.group = group
         ctx.scale = scale
+        ctx.links = links
         return _exchange(x, send_counts, recv_counts, group)
 
     @staticmethod
@@ -58,42 +59,21 @@ class ExchangeRows(Function):
         send_counts, recv_counts = ctx.counts
         if grad.layout is not strided:
             grad = grad.to_dense()
-        g = _exchange(grad, recv_counts, send_counts, ctx.group)
+        links = ctx.links
+        if links is not None:  # max: the won-mask of each partial row travels with its grad
+            xp = _dispatch.get_backend(grad.device).xp
+            won = links.won_req if links.won_req is not None else grad._data != 0
+            won = won.astype(grad._data.dtype)
+            both = new_tensor(xp.concatenate([grad._data, won], 1), grad.dtype, grad.device)
+            g = _exchange(both, recv_counts, send_counts, ctx.group)
+            d = grad.shape[1]
+            links.won_own = g._data[:, d:] > 0
+            g = new_tensor(xp.ascontiguousarray(g._data[:, :d]), grad.dtype, grad.device)
+        else:
+            g = _exchange(grad, recv_counts, send_counts, ctx.group)
         if ctx.scale != 1:
             g._data *= g._data.dtype.type(ctx.scale)
-        return g, None, None, None, None, None
-
-
-class MaxCombine(Function):
-    """``MaxCombine.apply(rows, bag, nbags)``: out[b] = the column-wise max of the rows whose
-    ``bag`` is b (zeros for a bag with no row). The gradient of out[b, j] goes to the first row
-    that holds the max, as embedding_bag's max routes it to one id."""
-
-    @staticmethod
-    def forward(ctx, rows, bag, nbags):
-        xp = _dispatch.get_backend(rows.device).xp
-        r = rows._data
-        b = bag._data
-        m, d = r.shape
-        out = xp.full((nbags, d), -xp.inf, dtype=r.dtype)
-        scatter_ufunc(xp, "maximum", out, b, r)
-        win = xp.where(r == out[b], xp.arange(m, dtype=xp.int64)[:, None], m)
-        first = xp.full((nbags, d), m, dtype=xp.int64)
-        scatter_ufunc(xp, "minimum", first, b, win)
-        out[first == m] = 0  # empty bags (and all -inf columns, as embedding_bag gives)
-        ctx.first = first
-        ctx.shape = (m, d)
-        return new_tensor(out, rows.dtype, rows.device)
-
-    @staticmethod
-    def backward(ctx, grad):
-        xp = _dispatch.get_backend(grad.device).xp
-        g = grad.to_dense()._data if grad.layout is not strided else grad._data
-        m, d = ctx.shape
-        gr = xp.zeros((m + 1, d), dtype=g.dtype)  # row m: the sink of empty bags
-        cols = xp.broadcast_to(xp.arange(d), ctx.first.shape)
-        gr[ctx.first, cols] = g
-        return new_tensor(xp.ascontiguousarray(gr[:m]), grad.dtype, grad.device), None, None
+        return g, None, None, None, None, None, None
 
 
 def int64(arr, device):

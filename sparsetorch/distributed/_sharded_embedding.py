@@ -32,7 +32,8 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ._alltoall import all_to_all_single
 from ._collectives import barrier
-from ._exchange import ExchangeRows, MaxCombine, int64, new_tensor, scatter_ufunc
+from ._exchange import ExchangeRows, int64, new_tensor, scatter_ufunc
+from ._maxpool import Links, MaxCombine, OwnerMaxBag
 from ._group import _state, default_group, new_group, resolve
 
 __all__ = ["ShardedEmbeddingBag", "row_bounds", "shard_embedding_bag"]
@@ -230,20 +231,25 @@ class ShardedEmbeddingBag(Module):
             first[1:] = (src[1:] != src[:-1]) | (rb[1:] != rb[:-1])
         starts = xp.flatnonzero(first).astype(xp.int64)
         back = xp.bincount(src[first], minlength=p).astype(xp.int64)
-        if self.weight is not None:
+        links = Links() if self.mode == "max" else None
+        if self.weight is not None and links is not None:
+            group = xp.cumsum(first) - 1
+            partial = OwnerMaxBag.apply(self.weight, xp.ascontiguousarray(rpair[:, 0]), group,
+                                        int(starts.size), links, self.sparse)
+        elif self.weight is not None:
             partial = embedding_bag(
                 int64(xp.ascontiguousarray(rpair[:, 0]), dev), self.weight,
-                int64(starts, dev), mode="max" if self.mode == "max" else "sum",
-                sparse=self.sparse,
+                int64(starts, dev), mode="sum", sparse=self.sparse,
                 per_sample_weights=None if rw is None else new_tensor(rw, dt, dev))
         else:
             partial = new_tensor(xp.zeros((0, self.embedding_dim), dt.np), dt, dev)
         # 3. partial rows back to the requesters, combined per bag
         scale = 1.0 / p if self.gradient_division else 1.0
-        rows = ExchangeRows.apply(partial, self._anchor, back.tolist(), want.tolist(), be, scale)
+        rows = ExchangeRows.apply(partial, self._anchor, back.tolist(), want.tolist(), be, scale,
+                                  links)
         bag_t = int64(xp.ascontiguousarray(ubag), dev)
-        if self.mode == "max":
-            return MaxCombine.apply(rows, bag_t, nb)
+        if links is not None:
+            return MaxCombine.apply(rows, bag_t, nb, links)
         out = new_tensor(xp.zeros((nb, self.embedding_dim), dt.np), dt, dev)
         out = out.index_add(0, bag_t, rows)
         if self.mode in ("mean", "sqrtn"):
