@@ -751,6 +751,10 @@ class TensorMethods:
         return _ops.zero_(self)
     def fill_(self, value):
         return _ops.fill_(self, value)
+    def fill_diagonal_(self, fill_value, wrap=False):
+        return _ops.fill_diagonal_(self, fill_value, wrap)
+    def set_(self, source=None, storage_offset=None, size=None, stride=None):
+        return _ops.set_(self, source, storage_offset, size, stride)
     def copy_(self, src, non_blocking=False):
         return _ops.copy_(self, src)
     def uniform_(self, a=0.0, b=1.0, *, generator=None):

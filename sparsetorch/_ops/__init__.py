@@ -20,6 +20,8 @@ from .pointwise import rdiv, rfloordiv, rpow, rremainder, rsub  # noqa: F401 - r
 from .set_ops import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .misc_stats import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403 - pdist
+from .tensor_inplace import fill_diagonal_, set_  # noqa: F401 - Tensor methods only
 from .misc_pointwise import *  # noqa: F401,F403
 from .special_fns import *  # noqa: F401,F403 - i0, igamma, igammac, mvlgamma (torch top-level)
 from .pinning import is_pinned as _is_pinned, pin_memory as _pin_memory  # noqa: F401 - methods only

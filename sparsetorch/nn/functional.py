@@ -41,3 +41,6 @@ from ._functional.group_norm import group_norm, prelu  # noqa: F401,E402
 from ._functional.upsampling import (  # noqa: F401,E402
     interpolate, upsample, upsample_bilinear, upsample_nearest,
 )
+
+# ---- distances (issue 15) ----
+from .._ops.distance import pdist  # noqa: F401,E402 - F.pdist is torch.pdist

@@ -2,11 +2,12 @@
 
 from ._core import ErrorInput, OpInfo, Sample, make  # noqa: F401
 from . import (
-    creation, fft, indexing, linalg, linalg_module, misc, pointwise, reduction, set_ops, shape,
+    creation, distance_fill, fft, indexing, linalg, linalg_module, misc, pointwise, reduction, set_ops, shape,
     sparse_core, sparse_legacy, sparse_linalg, sparse_reduction, sparse_shape, special,
 )
 
 OP_DB = []
 for _m in (pointwise, creation, shape, indexing, reduction, linalg, sparse_core, sparse_linalg,
-           sparse_reduction, sparse_shape, set_ops, misc, special, linalg_module, sparse_legacy, fft):
+           sparse_reduction, sparse_shape, set_ops, misc, special, linalg_module, sparse_legacy, fft,
+           distance_fill):
     OP_DB.extend(_m.OPS)
