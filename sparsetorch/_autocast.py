@@ -18,7 +18,7 @@ import functools
 
 from . import _dtype as D
 
-__all__ = ["LOWER", "FP32", "PROMOTE", "EXCLUDE", "active", "state", "run", "refresh", "policy"]
+__all__ = ["EXCLUDE", "FP32", "LOWER", "PROMOTE", "active", "policy", "refresh", "run", "state"]
 
 LOWER, FP32, PROMOTE, EXCLUDE = "lower", "fp32", "promote", "exclude"
 
@@ -29,7 +29,7 @@ DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16}
 class State:
     """One thread's autocast settings (torch keeps the same per thread)."""
 
-    __slots__ = ("enabled", "dtype", "cache_enabled", "nesting", "cache")
+    __slots__ = ("cache", "cache_enabled", "dtype", "enabled", "nesting")
 
     def __init__(self):
         self.enabled = {"cpu": False, "cuda": False}

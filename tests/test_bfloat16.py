@@ -289,7 +289,7 @@ def test_optimizers_step_bfloat16_params(name, kw):
             ((x @ w.t()) ** 2).mean().backward()
             opt.step()
         assert w.dtype is T.bfloat16 and w.grad.dtype is T.bfloat16
-        out.append(w.detach().float().numpy() if T is torch else w.detach().float().numpy())
+        out.append(w.detach().float().numpy())
     np.testing.assert_allclose(out[0], out[1], rtol=2 ** -6, atol=2 ** -7)
 
 

@@ -7,7 +7,7 @@ import sparsetorch as st
 
 from .opdb import OP_DB
 from .opdb._core import layout_variants, to_numpy
-from .opdb.bfloat16 import ATOL, AS_TORCH, RESULT_DTYPE, RTOL, SKIP, SKIP_PREFIXES
+from .opdb.bfloat16 import AS_TORCH, ATOL, RESULT_DTYPE, RTOL, SKIP, SKIP_PREFIXES
 
 ROWS = [i for i in OP_DB if st.float32 in i.dtypes and i.ref is not None and i.name not in SKIP
         and not i.name.startswith(SKIP_PREFIXES)]

@@ -14,12 +14,25 @@ from .. import _autocast as _ac
 from .. import _dtype as D
 
 __all__ = [
-    "autocast", "is_autocast_available", "custom_fwd", "custom_bwd",
-    "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
-    "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
-    "autocast_increment_nesting", "autocast_decrement_nesting",
-    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
-    "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
+    "autocast",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "clear_autocast_cache",
+    "custom_bwd",
+    "custom_fwd",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_available",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
 ]
 
 # torch's device types, in the order its parser lists them
@@ -65,7 +78,7 @@ class autocast:
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - torch's type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self.device = device_type
         if not is_autocast_available(device_type):
@@ -235,7 +248,7 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     with ``cast_inputs``, inside an autocast region the forward runs with autocast off on inputs
     cast to ``cast_inputs``; without, it runs under the current autocast state."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - torch's type
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -260,7 +273,7 @@ def custom_bwd(bwd=None, *, device_type):
     """Decorator for a custom ``autograd.Function.backward``: it runs under the autocast state
     its forward ran with (as ``torch.amp.custom_bwd``)."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - torch's type
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 

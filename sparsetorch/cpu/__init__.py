@@ -1,8 +1,8 @@
 """torch.cpu: the CPU device module (its ``amp`` namespace and the device queries torch has)."""
 
-from . import amp  # noqa: F401
+from . import amp
 
-__all__ = ["amp", "is_available", "device_count", "current_device", "synchronize"]
+__all__ = ["amp", "current_device", "device_count", "is_available", "synchronize"]
 
 
 def is_available():

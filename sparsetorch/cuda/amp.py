@@ -12,7 +12,7 @@ from ..amp.autocast_mode import custom_bwd as _custom_bwd
 from ..amp.autocast_mode import custom_fwd as _custom_fwd
 from ..amp.grad_scaler import GradScaler as _GradScaler
 
-__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 
 
 def _deprecated(old, new):

@@ -8,7 +8,7 @@ from ...amp import autocast_mode, grad_scaler  # noqa: F401 - torch.cpu.amp.auto
 from ...amp.autocast_mode import autocast as _autocast
 from ...amp.grad_scaler import GradScaler as _GradScaler
 
-__all__ = ["autocast", "GradScaler"]
+__all__ = ["GradScaler", "autocast"]
 
 
 class autocast(_autocast):
