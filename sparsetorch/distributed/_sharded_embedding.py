@@ -262,9 +262,10 @@ class ShardedEmbeddingBag(Module):
         return out
 
     # ---- checkpoints ----
-    def save_sharded(self, path):
+    def save_sharded(self, path, optimizer=None):
         """Write this rank's rows to ``path/shard-<rank>-of-<world>.pt`` and (rank 0) the
-        manifest ``path/manifest.json``; collective (every rank calls it)."""
+        manifest ``path/manifest.json``; collective (every rank calls it). With ``optimizer``
+        (one that holds ``weight``), its state for ``weight`` is saved with the rows."""
         from ..serialization import save
 
         p, me = self.group.size(), self.group.rank()
@@ -273,7 +274,12 @@ class ShardedEmbeddingBag(Module):
         barrier(group=self.group)
         name = f"shard-{me:05d}-of-{p:05d}.pt"
         w = self.weight.detach() if self.weight is not None else None
-        save({"rows": [self.row_start, self.row_stop], "weight": w}, os.path.join(path, name))
+        state = None
+        if optimizer is not None and w is not None:
+            state = {k: (v.detach() if isinstance(v, _dispatch.Tensor) else v)
+                     for k, v in optimizer.state.get(self.weight, {}).items()}
+        save({"rows": [self.row_start, self.row_stop], "weight": w, "optimizer": state},
+             os.path.join(path, name))
         if me == 0:
             manifest = {
                 "format": "sparsetorch.ShardedEmbeddingBag/1",
@@ -286,9 +292,12 @@ class ShardedEmbeddingBag(Module):
                 json.dump(manifest, f, indent=1)
         barrier(group=self.group)
 
-    def load_sharded(self, path):
+    def load_sharded(self, path, optimizer=None):
         """Load rows saved by :meth:`save_sharded`, at any world size and sharding: each rank
-        reads the manifest and only the shard files that overlap its rows."""
+        reads the manifest and only the shard files that overlap its rows. With ``optimizer``,
+        its state for ``weight`` is re-sharded the same way: state tensors with one entry per
+        row (moments, accumulators, momentum) are cut and joined by rows, other entries (the
+        step count) are taken from the first overlapping shard."""
         from ..serialization import load
 
         with open(os.path.join(path, MANIFEST)) as f:
@@ -302,14 +311,31 @@ class ShardedEmbeddingBag(Module):
         if self.weight is None:
             return
         a, b = self.row_start, self.row_stop
+        state = {}
         with no_grad():
             for sh in manifest["shards"]:
                 lo, hi = sh["rows"]
                 if hi <= a or lo >= b or hi <= lo:
                     continue
-                part = load(os.path.join(path, sh["file"]))["weight"]
+                saved = load(os.path.join(path, sh["file"]))
                 s, e = max(lo, a), min(hi, b)
-                self.weight[s - a:e - a].copy_(part[s - lo:e - lo])
+                self.weight[s - a:e - a].copy_(saved["weight"][s - lo:e - lo])
+                if optimizer is None:
+                    continue
+                if saved.get("optimizer") is None:
+                    raise RuntimeError(f"load_sharded(): {sh['file']} holds no optimizer state; "
+                                       "save with save_sharded(path, optimizer)")
+                for k, v in saved["optimizer"].items():
+                    per_row = isinstance(v, _dispatch.Tensor) and v.ndim >= 1 and \
+                        v.shape[0] == hi - lo
+                    if not per_row:
+                        state.setdefault(k, v)
+                        continue
+                    if k not in state:
+                        state[k] = zeros((b - a,) + tuple(v.shape[1:]), dtype=v.dtype)
+                    state[k][s - a:e - a].copy_(v[s - lo:e - lo])
+        if optimizer is not None:
+            optimizer.state[self.weight] = state
 
 
 def shard_embedding_bag(module, sharding_type="row_wise", owner=0, group=None,
