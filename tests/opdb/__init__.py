@@ -11,3 +11,7 @@ for _m in (pointwise, creation, shape, indexing, reduction, linalg, sparse_core,
            sparse_reduction, sparse_shape, set_ops, misc, special, linalg_module, sparse_legacy, fft,
            distance_fill):
     OP_DB.extend(_m.OPS)
+
+from . import nn as _nn_rows  # noqa: E402 - nn.functional rows (issue 15)
+
+OP_DB.extend(_nn_rows.OPS)
