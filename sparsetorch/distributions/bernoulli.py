@@ -15,7 +15,7 @@ _ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 class Bernoulli(ExponentialFamily):
     """A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}  # noqa: RUF012 - torch's class-level table
     support = constraints.boolean
     has_enumerate_support = True
     _mean_carrier_measure = 0
@@ -74,7 +74,7 @@ class Bernoulli(ExponentialFamily):
     def param_shape(self):
         return self._param.size()
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         with T.no_grad():
             return T.bernoulli(self.probs.expand(shape))

@@ -15,7 +15,7 @@ class Beta(ExponentialFamily):
     """The beta distribution on ``[0, 1]`` with ``concentration1`` (alpha) and
     ``concentration0`` (beta); a ``Dirichlet`` over two categories underneath, as torch's."""
 
-    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.unit_interval
     has_rsample = True
 
@@ -49,7 +49,7 @@ class Beta(ExponentialFamily):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def rsample(self, sample_shape=()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):

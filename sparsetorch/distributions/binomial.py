@@ -12,7 +12,7 @@ class Binomial(Distribution):
     """The number of successes in ``total_count`` Bernoulli trials of probability ``probs``
     (or ``sigmoid(logits)``); ``total_count`` broadcasts with the probabilities."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer,
+    arg_constraints = {"total_count": constraints.nonnegative_integer,  # noqa: RUF012 - torch's class-level table
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
 
@@ -70,7 +70,7 @@ class Binomial(Distribution):
     def param_shape(self):
         return self._param.size()
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         """Sums of Bernoulli draws (one per possible trial, masked beyond ``total_count``)."""
         shape = tuple(self._extended_shape(sample_shape))
         with T.no_grad():

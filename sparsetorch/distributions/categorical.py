@@ -12,7 +12,7 @@ class Categorical(Distribution):
     """A categorical distribution over ``{0, ..., K-1}``; ``probs`` (normalised over the last
     dim) or ``logits`` (unnormalised log-probabilities) give the K categories."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}  # noqa: RUF012 - torch's class-level table
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -76,7 +76,7 @@ class Categorical(Distribution):
         return T.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype,
                       device=self.probs.device)
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         sample_shape = T.Size(sample_shape)
         n = 1
         for s in sample_shape:

@@ -162,7 +162,7 @@ class _IntegerGreaterThan(_Bounded):
 
 class _Real(Constraint):
     def check(self, value):
-        return value == value  # False for NaN
+        return ~value.isnan()  # False for NaN
 
 
 class _GreaterThan(_Bounded):

@@ -14,7 +14,7 @@ class Dirichlet(ExponentialFamily):
     implicit reparameterisation gradient: an unbiased gradient like torch's, though torch's
     per-draw gradient (``_dirichlet_grad``, through the Beta marginals) is a different one."""
 
-    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}  # noqa: RUF012 - torch's class-level table
     support = constraints.simplex
     has_rsample = True
 
@@ -32,7 +32,7 @@ class Dirichlet(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def rsample(self, sample_shape=()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         g = standard_gamma(self.concentration.expand(shape))
         x = g / g.sum(-1, keepdim=True)

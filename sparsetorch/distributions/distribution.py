@@ -29,7 +29,7 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=T.Size(), event_shape=T.Size(), validate_args=None):
+    def __init__(self, batch_shape=T.EMPTY_SIZE, event_shape=T.EMPTY_SIZE, validate_args=None):
         self._batch_shape = T.Size(batch_shape)
         self._event_shape = T.Size(event_shape)
         if validate_args is not None:
@@ -94,12 +94,12 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         """A sample of shape ``sample_shape + batch_shape + event_shape`` (no gradient)."""
         with T.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         """A reparameterised sample (gradients flow to the parameters)."""
         raise NotImplementedError
 
@@ -127,14 +127,14 @@ class Distribution:
         """``exp(entropy)``."""
         return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape=T.Size()):
+    def _extended_shape(self, sample_shape=T.EMPTY_SIZE):
         if not isinstance(sample_shape, T.Size):
             sample_shape = T.Size(sample_shape)
         return T.Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value):
         if not isinstance(value, T.Tensor):
-            raise ValueError("The value argument to log_prob must be a Tensor")
+            raise ValueError("The value argument to log_prob must be a Tensor")  # noqa: TRY004 - torch raises ValueError
         start = value.dim() - len(self._event_shape)
         if T.Size(tuple(value.shape)[start:]) != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: {value.size()} "

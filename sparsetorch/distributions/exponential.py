@@ -13,7 +13,7 @@ __all__ = ["Exponential"]
 class Exponential(ExponentialFamily):
     """The exponential distribution with ``rate`` (the inverse of the mean)."""
 
-    arg_constraints = {"rate": constraints.positive}
+    arg_constraints = {"rate": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
@@ -47,7 +47,7 @@ class Exponential(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         e = T.empty(tuple(shape), dtype=self.rate.dtype, device=self.rate.device).exponential_()
         return e / self.rate

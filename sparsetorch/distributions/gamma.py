@@ -15,7 +15,7 @@ class Gamma(ExponentialFamily):
     ``rsample`` is differentiable through the implicit reparameterisation gradient of the
     standard gamma draw (as torch's ``_standard_gamma_grad``)."""
 
-    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
@@ -47,7 +47,7 @@ class Gamma(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         return value.clamp(min=T.finfo(value.dtype).tiny)

@@ -12,7 +12,7 @@ class Independent(Distribution):
     """Reinterprets the rightmost ``reinterpreted_batch_ndims`` batch dims of
     ``base_distribution`` as event dims (``log_prob`` sums over them)."""
 
-    arg_constraints = {}
+    arg_constraints = {}  # noqa: RUF012 - torch's class-level table
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
@@ -65,10 +65,10 @@ class Independent(Distribution):
     def variance(self):
         return self.base_dist.variance
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):

@@ -11,6 +11,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
@@ -208,6 +209,16 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot "
+                                  "be computed using Bregman divergences")
+    raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
+                              f"{q.__class__.__name__} (the Bregman form needs natural parameters, which "
+                              "sparsetorch's exponential families do not define)")
 
 
 # ---- across families ----

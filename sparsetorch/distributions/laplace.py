@@ -13,7 +13,7 @@ __all__ = ["Laplace"]
 class Laplace(Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.real
     has_rsample = True
 
@@ -47,7 +47,7 @@ class Laplace(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         eps = T.finfo(self.loc.dtype).eps
         u = T.rand(tuple(shape), dtype=self.loc.dtype, device=self.loc.device) * (2 - 2 * eps) - (1 - eps)

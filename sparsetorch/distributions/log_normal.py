@@ -13,7 +13,7 @@ class LogNormal(Distribution):
     exponential of its sample. (torch builds it as a TransformedDistribution; the formulas,
     attributes and results are the same.)"""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.positive
     has_rsample = True
 
@@ -49,11 +49,11 @@ class LogNormal(Distribution):
         s2 = self.scale.pow(2)
         return T.expm1(s2) * (2 * self.loc + s2).exp()
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         with T.no_grad():
             return self.base_dist.sample(sample_shape).exp()
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         return self.base_dist.rsample(sample_shape).exp()
 
     def log_prob(self, value):

@@ -28,7 +28,7 @@ class MultivariateNormal(Distribution):
     """A multivariate normal with mean ``loc`` and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (lower-triangular, positive diagonal)."""
 
-    arg_constraints = {"loc": constraints.real_vector,
+    arg_constraints = {"loc": constraints.real_vector,  # noqa: RUF012 - torch's class-level table
                        "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,
                        "scale_tril": constraints.lower_cholesky}
@@ -107,7 +107,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
             tuple(self._batch_shape) + tuple(self._event_shape))
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         eps = T.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)

@@ -14,7 +14,7 @@ __all__ = ["Normal"]
 class Normal(ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
@@ -49,12 +49,12 @@ class Normal(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         with T.no_grad():
             return T.normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         eps = T.randn(tuple(shape), dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + eps * self.scale

@@ -11,7 +11,7 @@ __all__ = ["OneHotCategorical"]
 class OneHotCategorical(Distribution):
     """A categorical distribution whose samples are one-hot vectors of size K."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}  # noqa: RUF012 - torch's class-level table
     support = constraints.one_hot
     has_enumerate_support = True
 
@@ -59,7 +59,7 @@ class OneHotCategorical(Distribution):
     def param_shape(self):
         return self._categorical.param_shape
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         probs = self._categorical.probs
         idx = self._categorical.sample(sample_shape)
         return T.one_hot(idx, num_classes=probs.shape[-1]).to(probs.dtype)

@@ -13,7 +13,7 @@ __all__ = ["Poisson"]
 class Poisson(ExponentialFamily):
     """The Poisson distribution with ``rate``: ``P(k) = rate^k e^-rate / k!``."""
 
-    arg_constraints = {"rate": constraints.nonnegative}
+    arg_constraints = {"rate": constraints.nonnegative}  # noqa: RUF012 - torch's class-level table
     support = constraints.nonnegative_integer
 
     @property
@@ -41,7 +41,7 @@ class Poisson(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape=T.Size()):
+    def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         with T.no_grad():
             return T.poisson(self.rate.expand(shape))

@@ -13,9 +13,11 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """Uniformly distributed samples from the half-open interval ``[low, high)``."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     @property
     def mean(self):
@@ -37,8 +39,6 @@ class Uniform(Distribution):
         self.low, self.high = broadcast_all(low, high)
         batch = T.Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
         super().__init__(batch, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Uniform, _instance)
@@ -53,7 +53,7 @@ class Uniform(Distribution):
     def support(self):
         return constraints.interval(self.low, self.high)
 
-    def rsample(self, sample_shape=T.Size()):
+    def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)
         rand = T.rand(tuple(shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + rand * (self.high - self.low)

@@ -20,7 +20,7 @@ def broadcast_all(*values):
     tensors = [v for v in values if isinstance(v, T.Tensor)]
     for v in values:
         if not isinstance(v, (T.Tensor, Number)):
-            raise ValueError("Input arguments must all be instances of numbers.Number, "
+            raise ValueError("Input arguments must all be instances of numbers.Number, "  # noqa: TRY004 - as torch
                              "torch.Tensor or objects implementing __torch_function__.")
     if not tensors:
         dt = D.get_default_dtype()
@@ -122,7 +122,7 @@ def standard_gamma(alpha):
         d = a1 - 1.0 / 3.0
         c = 1.0 / (9.0 * d).sqrt()
         out = T.zeros_like(a)
-        done = a != a  # all False (NaN alphas stay undone and are caught below)
+        done = a.isnan()  # NaN alphas count as done: they come out NaN below
         for _ in range(64):
             x = T.randn(tuple(a.shape), dtype=a.dtype, device=a.device)
             u = T.rand(tuple(a.shape), dtype=a.dtype, device=a.device)
@@ -136,6 +136,6 @@ def standard_gamma(alpha):
         u = T.rand(tuple(a.shape), dtype=a.dtype, device=a.device)
         out = T.where(boost, out * u ** (1.0 / a), out)
         out = out.clamp(min=T.finfo(a.dtype).tiny)
-        out = T.where(a == a, out, a)
+        out = T.where(a.isnan(), a, out)
     return call(_gamma_op, (alpha,), (out._data,))
 
