@@ -2,6 +2,7 @@
 (``convolution_backward_input``), so it reuses that table op and its closed derivatives: the
 gradient of a transposed convolution is a convolution, at every order."""
 
+from ... import _autocast as _ac
 from ..._dispatch import call
 from ..._tensor import Tensor
 from .conv import _TNAME, _conv_input_grad_op, _tuple
@@ -78,6 +79,7 @@ def _conv_transposend(nd, input, weight, bias, stride, padding, output_padding, 
     return y.squeeze(0) if unbatched else y
 
 
+@_ac.policy(_ac.LOWER)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 1D transposed convolution operator over an input signal composed of several
@@ -86,6 +88,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation)
 
 
+@_ac.policy(_ac.LOWER)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 2D transposed convolution operator over an input image composed of several
@@ -94,6 +97,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation)
 
 
+@_ac.policy(_ac.LOWER)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 3D transposed convolution operator over an input image composed of several

@@ -1,5 +1,6 @@
 """group_norm and prelu (composites over sparsetorch ops; gradients come from the ops)."""
 
+from ... import _autocast as _ac
 from ... import _ops
 from ..._ops._util import check_tensor
 
@@ -36,6 +37,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return y
 
 
+@_ac.policy(_ac.LOWER)
 def prelu(input, weight):
     r"""``max(0, x) + weight * min(0, x)``; ``weight`` has 1 element or one per channel (dim 1)."""
     check_tensor(input, "prelu")
