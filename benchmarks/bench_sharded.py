@@ -28,7 +28,7 @@ import numpy as np
 
 import sparsetorch as st
 import sparsetorch.distributed as dist
-import sparsetorch.nn as nn
+from sparsetorch import nn
 from sparsetorch.distributed._group import default_group
 
 

@@ -33,8 +33,8 @@ from ..nn.parameter import Parameter
 from ._alltoall import all_to_all_single
 from ._collectives import barrier
 from ._exchange import ExchangeRows, int64, new_tensor, scatter_ufunc
-from ._maxpool import Links, MaxCombine, OwnerMaxBag
 from ._group import _state, default_group, new_group, resolve
+from ._maxpool import Links, MaxCombine, OwnerMaxBag
 
 __all__ = ["ShardedEmbeddingBag", "row_bounds", "shard_embedding_bag"]
 

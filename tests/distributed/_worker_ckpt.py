@@ -45,7 +45,7 @@ def train(module, opt, steps, rank, n):
 
 def check_optimizer_state(what, path, rank, n):
     """Adam state re-shards: 2 steps at the saving world size + 1 here == 3 in one process."""
-    make = lambda p: torch.optim.Adam(p, lr=0.05)  # noqa: E731
+    make = lambda p: torch.optim.Adam(p, lr=0.05)
     sh = dist.ShardedEmbeddingBag(N, DIM, mode="sum", _weight=torch.from_numpy(known()))
     opt = make(sh.parameters())
     if what == "save":

@@ -9,7 +9,7 @@ from _worker_util import check, finish, run
 
 import sparsetorch as torch
 import sparsetorch.distributed as dist
-import sparsetorch.nn as nn
+from sparsetorch import nn
 from sparsetorch.nn.parallel import DistributedDataParallel as DDP
 
 TABLES = {"user": (40, 6), "item": (60, 6), "cat": (9, 6)}

@@ -11,7 +11,7 @@ from _worker_util import check, finish, run
 
 import sparsetorch as torch
 import sparsetorch.distributed as dist
-import sparsetorch.nn as nn
+from sparsetorch import nn
 
 N, DIM, BAGS = 23, 4, 5
 

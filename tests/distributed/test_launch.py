@@ -79,9 +79,9 @@ def test_local_workers_cannot_form_an_mpi_group(monkeypatch):
 
 def test_elastic_launch_callable_and_program():
     mpirun_or_skip()
-    from ._launch_targets import rank_info
-
     from sparsetorch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    from ._launch_targets import rank_info
 
     cfg = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, max_restarts=0)
     old = os.environ.get("PYTHONPATH")

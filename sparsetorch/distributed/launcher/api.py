@@ -14,7 +14,6 @@ import dataclasses
 import os
 import pickle
 import shutil
-import sys
 import tempfile
 import uuid
 
@@ -60,7 +59,7 @@ class LaunchConfig:
             self.rdzv_configs["timeout"] = self.rdzv_timeout
 
 
-class elastic_launch:  # noqa: N801 - torch's name
+class elastic_launch:
     """``elastic_launch(config, entrypoint)(*args)``: run ``entrypoint`` on every worker."""
 
     def __init__(self, config, entrypoint, health_check_server=None):
