@@ -40,6 +40,9 @@ from .linalg._aliases import (  # noqa: F401,E402
 from . import special  # noqa: F401,E402 - torch.special
 from . import fft  # noqa: F401,E402 - torch.fft (xp.fft kernels, differentiable)
 from . import distributions  # noqa: F401,E402 - torch.distributions
+from .distributions.utils import (  # noqa: F401,E402 - torch's private samplers
+    _sample_dirichlet, _standard_gamma, standard_gamma_grad as _standard_gamma_grad,
+)
 from . import profiler  # noqa: F401,E402 - torch.profiler (autograd.profiler underneath)
 from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares tensors sent to processes)
 from . import hub  # noqa: F401,E402 - torch.hub (checkpoints from URLs, local hubconf.py)

@@ -398,3 +398,16 @@ def test_no_float64_leak_from_float32():
             d, _ = _build(st, name, kw, st.float32)
             assert d.sample().dtype in (st.float32, st.int64), name
             assert d.log_prob(_value(st, name, val, st.float32)).dtype is st.float32, name
+
+
+def test_private_samplers_like_torch():
+    st.manual_seed(0)
+    a = st.tensor([0.5, 2.0, 7.0])
+    x = st._standard_gamma(a.expand(5000, 3).contiguous())
+    assert x.dtype is st.float32 and bool((x > 0).all())
+    np.testing.assert_allclose(x.numpy().mean(0), a.numpy(), rtol=0.1)
+    d = st._sample_dirichlet(st.ones(4, 3))
+    np.testing.assert_allclose(d.sum(-1).numpy(), np.ones(4), rtol=1e-6)
+    alpha, z = np.array([0.7, 2.0, 15.0]), np.array([0.3, 1.5, 14.0])
+    np.testing.assert_allclose(st._standard_gamma_grad(st.tensor(alpha), st.tensor(z)).numpy(),
+                               torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(z)).numpy(), rtol=2e-3)

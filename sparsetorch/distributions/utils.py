@@ -139,3 +139,15 @@ def standard_gamma(alpha):
         out = T.where(a.isnan(), a, out)
     return call(_gamma_op, (alpha,), (out._data,))
 
+
+
+def _standard_gamma(input, generator=None):
+    """torch._standard_gamma: Gamma(``input``, 1) draws, differentiable w.r.t. ``input``
+    (``generator`` is accepted; draws come from the default generator)."""
+    return standard_gamma(input)
+
+
+def _sample_dirichlet(input, generator=None):
+    """torch._sample_dirichlet: Dirichlet(``input``) draws over the last dim."""
+    g = standard_gamma(input)
+    return g / g.sum(-1, keepdim=True)
