@@ -312,3 +312,15 @@ def test_transformer_encoder_layer_float32_and_errors():
     m = st.nn.Transformer.generate_square_subsequent_mask(3)
     assert m.tolist() == [[0.0, float("-inf"), float("-inf")], [0.0, 0.0, float("-inf")],
                           [0.0, 0.0, 0.0]]
+
+
+def test_sparse_attention_ops_second_order():
+    """sddmm and spmm are each other's derivatives: second derivatives through the sparse path."""
+    from sparsetorch.autograd import gradgradcheck
+
+    rng = np.random.default_rng(8)
+    m = st.tensor(rng.random((4, 5)) > 0.5).to_sparse()
+    q, k, v = (st.tensor(rng.standard_normal(s), requires_grad=True)
+               for s in ((4, 3), (5, 3), (5, 2)))
+    assert gradgradcheck(
+        lambda a, b, c: SF.scaled_dot_product_attention(a, b, c, attn_mask=m), (q, k, v))

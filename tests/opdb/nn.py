@@ -9,7 +9,6 @@ import sparsetorch.nn.functional as F
 
 from ._core import FLOATS, ErrorInput, OpInfo, Sample, make
 
-
 # ---- scaled_dot_product_attention ----
 
 def _np_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
