@@ -27,8 +27,12 @@ def _prepare(x, fname, real_only=False, complex_out=False):
             f"fft_{fname}: not implemented for layout {x.layout.name}; sparsetorch never densifies "
             f"silently: call .to_dense() on the input first.")
     dt = x.dtype
-    if real_only and dt.is_complex:
-        raise RuntimeError(f"{fname} expects a real input tensor, but got {TORCH_NAME[dt.name]}")
+    if real_only and dt.is_complex:  # torch's three wordings
+        if fname in ("ihfft2", "ihfftn"):
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: {TORCH_NAME[dt.name]}")
+        what = "real" if fname in ("rfft", "ihfft") else "real-valued"
+        name = "rfftn" if fname in ("rfft2", "rfftn") else fname
+        raise RuntimeError(f"{name} expects a {what} input tensor, but got {TORCH_NAME[dt.name]}")
     if not (dt.is_floating_point or dt.is_complex):
         x = x.to(D.get_default_dtype())
     elif dt.name in ("float16", "bfloat16"):
