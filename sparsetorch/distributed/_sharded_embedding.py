@@ -52,6 +52,14 @@ def row_bounds(num_embeddings, world_size, sharding_type="row_wise", owner=0):
     return [min(r * block, n) for r in range(p)] + [n]
 
 
+def _segments(xp, counts):
+    """``[0] * counts[0] + [1] * counts[1] + ...`` (``repeat`` with array counts, which CuPy
+    lacks)."""
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.size else 0
+    return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
+
+
 def _embedding_group():
     """One communicator shared by the sharded tables, apart from the default group's, so that
     their exchanges never interleave with DDP's reductions started during backward."""
@@ -163,7 +171,7 @@ class ShardedEmbeddingBag(Module):
                 raise ValueError("offsets has to be a 1D Tensor but got None")
             b = _bounds(xp, offsets, ids.size, self.include_last_offset, "ShardedEmbeddingBag")
             nb = b.size - 1
-            bag = xp.repeat(xp.arange(nb, dtype=xp.int64), xp.diff(b))
+            bag = _segments(xp, xp.diff(b))
             ids = ids[:int(b[-1])] if b.size else ids[:0]
         else:
             raise ValueError("input has to be 1D or 2D Tensor, but got Tensor of dimension "
@@ -224,7 +232,7 @@ class ShardedEmbeddingBag(Module):
             all_to_all_single(new_tensor(rw, dt, dev), new_tensor(wt, dt, dev), recv.tolist(),
                               send.tolist(), group=be)
         # 2. partial rows at the owner, one per (requester, bag)
-        src = xp.repeat(xp.arange(p, dtype=xp.int64), recv)
+        src = _segments(xp, recv)
         rb = rpair[:, 1]
         first = xp.ones(rb.size, dtype=bool)
         if rb.size:
