@@ -80,18 +80,22 @@ class Distribution:
 
     @property
     def mean(self):
+        """The mean of the distribution."""
         raise NotImplementedError
 
     @property
     def mode(self):
+        """The mode of the distribution."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self):
+        """The variance of the distribution."""
         raise NotImplementedError
 
     @property
     def stddev(self):
+        """The standard deviation of the distribution."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape=T.EMPTY_SIZE):
@@ -109,18 +113,24 @@ class Distribution:
         return self.sample(T.Size((n,)))
 
     def log_prob(self, value):
+        """The log of the probability density/mass function evaluated at ``value``."""
         raise NotImplementedError
 
     def cdf(self, value):
+        """The cumulative density/mass function evaluated at ``value``."""
         raise NotImplementedError
 
     def icdf(self, value):
+        """The inverse cumulative density/mass function evaluated at ``value``."""
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
+        """All values of a discrete support, along a new leading dim (``expand``: over the
+        batch shape too)."""
         raise NotImplementedError
 
     def entropy(self):
+        """The entropy of the distribution, batched over ``batch_shape``."""
         raise NotImplementedError
 
     def perplexity(self):
