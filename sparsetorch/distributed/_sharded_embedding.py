@@ -123,8 +123,9 @@ class ShardedEmbeddingBag(Module):
         self.row_start, self.row_stop = self.bounds[me], self.bounds[me + 1]
         rows = self.row_stop - self.row_start
         dtype = dtype or D.get_default_dtype()
-        self._anchor = zeros(0, dtype=dtype, device=device)
-        self._anchor.requires_grad_(True)
+        # the table's dtype and device on every rank (a rank may hold no rows); follows
+        # module.to() / .double() as a buffer, and anchors the exchange in autograd (forward)
+        self.register_buffer("_anchor", zeros(0, dtype=dtype, device=device), persistent=False)
         if _weight is not None:
             if tuple(_weight.shape) != (n, self.embedding_dim):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
@@ -253,7 +254,8 @@ class ShardedEmbeddingBag(Module):
             partial = new_tensor(xp.zeros((0, self.embedding_dim), dt.np), dt, dev)
         # 3. partial rows back to the requesters, combined per bag
         scale = 1.0 / p if self.gradient_division else 1.0
-        rows = ExchangeRows.apply(partial, self._anchor, back.tolist(), want.tolist(), be, scale,
+        anchor = self._anchor.detach().requires_grad_(True)
+        rows = ExchangeRows.apply(partial, anchor, back.tolist(), want.tolist(), be, scale,
                                   links)
         bag_t = int64(xp.ascontiguousarray(ubag), dev)
         if links is not None:
