@@ -303,3 +303,14 @@ def test_default_dtype_bfloat16():
     finally:
         st.set_default_dtype(prev)
         torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "var", "std", "norm"])
+def test_reductions_in_float32_bitwise(op):
+    a, ta = _pair((64, 300), seed=15)
+    if op == "cumprod":
+        a, ta = a * 0.1 + 1, ta * 0.1 + 1
+    for kw in ({"dim": 0}, {"dim": 1}) + (() if op.startswith("cum") else ({},)):
+        _same(getattr(a, op)(**kw), getattr(ta, op)(**kw))
+    got = a.logsumexp(1).float()
+    st.testing.assert_close(got, st.tensor(ta.logsumexp(1).float().numpy()), rtol=2 ** -7, atol=0)

@@ -30,6 +30,9 @@ __all__ = [
 
 def _var_kernel(be, x, axes, keepdim, correction, take_sqrt):
     xp = be.xp
+    if x.dtype == D.bfloat16.np:  # float32 throughout, one rounding (as torch)
+        return xp.asarray(_var_kernel(be, x.astype(xp.float32), axes, keepdim, correction,
+                                      take_sqrt)).astype(x.dtype)
     n = reduced_count(x.shape, axes)
     with quiet(be):
         m = x.sum(axes, None, None, True) / builtins.max(n, 1)
@@ -123,6 +126,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _norm_kernel(be, x, p, axes, keepdim):
     xp = be.xp
+    if x.dtype == D.bfloat16.np:  # float32 throughout, one rounding (as torch)
+        return xp.asarray(_norm_kernel(be, x.astype(xp.float32), p, axes, keepdim)).astype(x.dtype)
     a = xp.abs(x)
     if p == 2:
         return xp.asarray(xp.sqrt((a * a).sum(axes, None, None, keepdim)))
@@ -249,6 +254,8 @@ def dist(input, other, p=2):
 
 def _logsumexp_kernel(be, x, axes, keepdim):
     xp = be.xp
+    if x.dtype == D.bfloat16.np:  # float32 throughout, one rounding (as torch)
+        return xp.asarray(_logsumexp_kernel(be, x.astype(xp.float32), axes, keepdim)).astype(x.dtype)
     if x.size == 0:
         shape = keep_shape(x.shape, axes) if keepdim else tuple(
             s for i, s in enumerate(x.shape) if axes is not None and i not in axes)
@@ -297,6 +304,8 @@ def _cum_kernel(fn):
     def kernel(be, x, dim):
         if x.ndim == 0:
             return x.copy()
+        if x.dtype == D.bfloat16.np:  # a float32 running value, each output rounded (as torch)
+            return getattr(be.xp, fn)(x.astype(be.xp.float32), axis=dim).astype(x.dtype)
         return getattr(be.xp, fn)(x, axis=dim)
     return kernel
 
@@ -305,6 +314,8 @@ def _rev_cumsum_kernel(be, g, dim):
     xp = be.xp
     if g.ndim == 0:
         return g.copy()
+    if g.dtype == D.bfloat16.np:
+        return _rev_cumsum_kernel(be, g.astype(xp.float32), dim).astype(g.dtype)
     return xp.flip(xp.cumsum(xp.flip(g, dim), axis=dim), dim)
 
 

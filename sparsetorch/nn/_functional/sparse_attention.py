@@ -12,6 +12,7 @@ d spmm / d vals = sddmm(grad, b, rows, cols), d / d b = spmm(vals, grad, cols, r
 """
 
 from ..._dispatch import call, defop
+from ..._dtype import bfloat16
 from ..._layout import strided
 
 __all__ = ["sddmm", "spmm"]
@@ -21,6 +22,8 @@ _CHUNK = 1 << 20  # elements of a gathered (chunk, E) block
 
 def _sddmm_kernel(be, a, b, rows, cols):
     xp = be.xp
+    if a.dtype == bfloat16.np:  # einsum has no bfloat16: float32 sums, one rounding (as torch)
+        return _sddmm_kernel(be, a.astype(xp.float32), b.astype(xp.float32), rows, cols).astype(a.dtype)
     n = rows.shape[0]
     out = xp.empty((n,), dtype=a.dtype)
     step = max(1, _CHUNK // max(a.shape[1], 1))
@@ -32,6 +35,9 @@ def _sddmm_kernel(be, a, b, rows, cols):
 
 
 def _spmm_kernel(be, vals, b, rows, cols, n_out):
+    if b.dtype == bfloat16.np:  # SciPy has no bfloat16: float32 sums, one rounding
+        f32 = be.xp.float32
+        return _spmm_kernel(be, vals.astype(f32), b.astype(f32), rows, cols, n_out).astype(b.dtype)
     m = be.sp.coo_matrix((vals, (rows, cols)), shape=(n_out, b.shape[0])).tocsr()
     return be.xp.ascontiguousarray(be.xp.asarray(m @ b), dtype=b.dtype)
 
