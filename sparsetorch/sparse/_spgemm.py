@@ -10,8 +10,9 @@ Memory is the point of this module (issue 17: a 36M-entry result peaked at 4x it
   memory is the output plus row pointers and one marker array (of the column count) per block.
 - Otherwise (CuPy, no numba, float16/bool values, a column count far beyond the entries): the
   products are expanded and coalesced in chunks of whole output rows (at most ``_CHUNK``
-  products each), each chunk kept with int32 indices where they fit, and the chunks are copied
-  into the exact-size output one at a time, each freed as soon as it is copied.
+  products each); the chunks' results are packed into a few large blocks (int32 indices where
+  they fit), which are copied into the exact-size output one at a time, each freed as soon as it
+  is copied.
 
 Indices beyond int64's linear range (a ``(2**33, 2**33)`` product) are fine: nothing packs
 ``row * ncols + col`` except ``coalesce``, which falls back to a lexicographic sort.
@@ -24,6 +25,7 @@ from ._payload import COO, CSR
 __all__ = ["spgemm"]
 
 _CHUNK = 1 << 20  # products expanded at once by the generic path (bounds its temporaries)
+_BLOCK = 1 << 23  # entries per spill block of the generic path (>= 32 MB arrays: mmap'd)
 _NB = [None]  # the numba kernels; None: not built yet; False: numba does not import
 _INT32_MAX = (1 << 31) - 1
 
@@ -94,7 +96,8 @@ def _chunked(be, a, b, ta, tb, m, n, dt):
     counts = xp.searchsorted(br, ac, side="right") - lo
     cum = xp.cumsum(counts)
     na = ar.shape[0]
-    pieces, total, s = [], 0, 0
+    spill = _Spill(xp, xp.int32 if max(m, n) <= _INT32_MAX else xp.int64, dt, int(cum[-1]))
+    s = 0
     while s < na:
         done = int(cum[s - 1]) if s else 0
         e = int(xp.searchsorted(cum, done + _CHUNK, side="right"))
@@ -102,28 +105,61 @@ def _chunked(be, a, b, ta, tb, m, n, dt):
         e = int(xp.searchsorted(ar, ar[e - 1], side="right"))  # whole output rows only
         got = _expand(be, ar[s:e], av[s:e], lo[s:e], counts[s:e], bc, bv, m, n, dt)
         if got is not None:
-            pieces.append(got)
-            total += got[2].shape[0]
+            spill.add(*got)
         s = e
-    idx = xp.empty((2, total), dtype=xp.int64)
-    vals = xp.empty(total, dtype=dt)
+    del lo, counts, cum
+    idx = xp.empty((2, spill.total), dtype=xp.int64)
+    vals = xp.empty(spill.total, dtype=dt)
     at = 0
-    for i in range(len(pieces)):
-        r0, rc, v = pieces[i]
-        pieces[i] = None  # freed once copied: the output grows as the chunks shrink
-        k = v.shape[0]
-        idx[0, at: at + k] = rc[0]
-        idx[0, at: at + k] += r0
-        idx[1, at: at + k] = rc[1]
+    for r, c, v in spill.drain():  # each block is freed once copied: the output grows as
+        k = v.shape[0]             # the blocks go
+        idx[0, at: at + k] = r
+        idx[1, at: at + k] = c
         vals[at: at + k] = v
         at += k
-        del rc, v
     return COO(idx, vals, (m, n), True)
 
 
+class _Spill:
+    """The chunks' results, packed into a few large blocks (rows, cols, values), int32 indices
+    where the shape allows. Blocks of ``_BLOCK`` entries are allocated by the OS (mmap) and handed
+    back whole when freed, so draining them into the output keeps the peak at about the output's
+    size (small per-chunk arrays would stay in the allocator's heap after being freed)."""
+
+    def __init__(self, xp, idt, dt, bound):
+        self.xp, self.idt, self.dt = xp, idt, dt
+        self.blocks = []  # [rows, cols, vals, used]
+        self.total = 0
+        self.room = bound  # at most this many entries will come (the number of products)
+
+    def add(self, rows, cols, vals):
+        k, at = vals.shape[0], 0
+        while at < k:
+            if not self.blocks or self.blocks[-1][3] == self.blocks[-1][2].shape[0]:
+                xp = self.xp
+                cap = max(min(_BLOCK, self.room), k - at)
+                self.room -= cap
+                self.blocks.append([xp.empty(cap, self.idt), xp.empty(cap, self.idt),
+                                    xp.empty(cap, self.dt), 0])
+            blk = self.blocks[-1]
+            u = blk[3]
+            t = min(k - at, blk[2].shape[0] - u)
+            blk[0][u: u + t] = rows[at: at + t]
+            blk[1][u: u + t] = cols[at: at + t]
+            blk[2][u: u + t] = vals[at: at + t]
+            blk[3] = u + t
+            at += t
+        self.total += k
+
+    def drain(self):
+        while self.blocks:
+            r, c, v, u = self.blocks.pop(0)
+            yield r[:u], c[:u], v[:u]
+            del r, c, v
+
+
 def _expand(be, ar, av, lo, counts, bc, bv, m, n, dt):
-    """The coalesced products of one chunk of op(A)'s entries: (first row, [2, k] indices
-    relative to it, int32 where they fit, values)."""
+    """The coalesced products of one chunk of op(A)'s entries: (rows, cols, values)."""
     xp = be.xp
     total = int(counts.sum())
     if total == 0:
@@ -138,19 +174,8 @@ def _expand(be, ar, av, lo, counts, bc, bv, m, n, dt):
     xp.take(bc, bpos, out=idx[1])
     vals = av[rep].astype(dt, copy=False) * bv[bpos]
     del rep, bpos
-    r0 = int(ar[0])
-    span = int(ar[-1]) - r0 + 1
     p = coalesce(be, COO(idx, vals, (m, n), False))
-    del idx, vals
-    rc = p.indices
-    if span <= _INT32_MAX and n <= _INT32_MAX:
-        small = xp.empty(rc.shape, dtype=xp.int32)
-        xp.subtract(rc[0], r0, out=small[0], casting="unsafe")
-        small[1] = rc[1]
-        return r0, small, p.values
-    rc = rc.copy()
-    rc[0] -= r0
-    return r0, rc, p.values
+    return p.indices[0], p.indices[1], p.values
 
 
 # ---- numba: Gustavson, two passes over row blocks ----
