@@ -14,6 +14,7 @@ from .._ops._join import cat
 from .._ops._slicing import narrow, select
 from .._ops.creation import ones, zeros
 from .._ops.misc import view_as_real
+from .._ops.pointwise import conj
 from .._ops.shape import reshape
 
 S = (strided,)
@@ -57,23 +58,35 @@ def _pad_to(x, d, n):
     return cat([x, zeros(shape, dtype=x.dtype, device=x.device)], d)
 
 
+def _bin_weights(g, d, w_mid, w_end, n):
+    """A real tensor broadcasting along dim ``d`` of ``g`` (one-sided bins of an ``n``-point
+    signal): 1 at DC, ``w_end`` at the Nyquist bin when ``n`` is even, ``w_mid`` elsewhere."""
+    half = g.shape[d]
+    w = ones(half, dtype=g.dtype.to_real(), device=g.device) * w_mid
+    w[0] = 1
+    if n % 2 == 0 and half > 1:
+        w[half - 1] = w_end
+    shape = [1] * g.ndim
+    shape[d] = half
+    return reshape(w, shape)
+
+
 def _r2c_backward(grad, input, dims, mode, forward, onesided):
-    if onesided:  # the dropped half of the spectrum had zero gradient
-        grad = _pad_to(grad, dims[-1], input.shape[dims[-1]])
-    return _real(c2c(grad, dims, mode, not forward))
+    if not onesided:
+        return _real(c2c(grad, dims, mode, not forward))
+    # Re(F^H pad(g)) (the dropped half of the spectrum had zero gradient) is a c2r of g with
+    # the bins c2r counts twice halved; the inverse direction conjugates (ihfft)
+    n = input.shape[dims[-1]]
+    g = grad if forward else conj(grad)
+    return c2r(g * _bin_weights(g, dims[-1], 0.5, 1.0, n), dims, mode, n)
 
 
 def _c2r_backward(grad, dims, mode, last_n):
     g = r2c(grad, dims, mode, True, True)
-    half = g.shape[dims[-1]]
-    double = last_n - half  # bins 1..double stand for two conjugate bins of the full spectrum
-    if double <= 0:
+    if last_n - g.shape[dims[-1]] <= 0:
         return g
-    w = ones(half, dtype=grad.dtype, device=grad.device)
-    w = cat([w[:1], w[1:1 + double] * 2, w[1 + double:]], 0)
-    shape = [1] * g.ndim
-    shape[dims[-1]] = half
-    return g * reshape(w, shape)
+    # bins 1..last_n - half stand for two conjugate bins of the full spectrum (torch's rule)
+    return g * _bin_weights(g, dims[-1], 2.0, 1.0, last_n)
 
 
 _c2c_op = defop("_fft_c2c", {S: _c2c_kernel}, params=("dims", "mode", "forward"),
