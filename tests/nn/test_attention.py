@@ -324,3 +324,19 @@ def test_sparse_attention_ops_second_order():
                for s in ((4, 3), (5, 3), (5, 2)))
     assert gradgradcheck(
         lambda a, b, c: SF.scaled_dot_product_attention(a, b, c, attn_mask=m), (q, k, v))
+
+
+def test_dense_attention_core_second_order():
+    """The fused dense core recomputes differentiably under create_graph: exact second order."""
+    from sparsetorch.autograd import gradgradcheck
+
+    rng = np.random.default_rng(9)
+    m = st.tensor(rng.random((3, 4)) > 0.4)
+    m[0] = False
+    q, k, v = (st.tensor(rng.standard_normal(s), requires_grad=True)
+               for s in ((2, 3, 2), (2, 4, 2), (2, 4, 3)))
+    assert gradgradcheck(
+        lambda a, b, c: SF.scaled_dot_product_attention(a, b, c, attn_mask=m), (q, k, v))
+    bias = st.tensor(rng.standard_normal((3, 4)), requires_grad=True)  # composite path
+    assert st.autograd.gradcheck(
+        lambda a, b: SF.scaled_dot_product_attention(a, k, v, attn_mask=b), (q, bias))

@@ -18,10 +18,11 @@ import warnings
 
 from ... import _ops
 from ..._dtype import bool as _bool
-from ..._dtype import int64
+from ..._dtype import float32, float64, int64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
 from .activation import softmax
+from .attention_core import attention_core
 from .conv import pad
 from .linear import dropout
 from .sparse_attention import sddmm, spmm
@@ -29,6 +30,7 @@ from .sparse_attention import sddmm, spmm
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 _NEG_INF = float("-inf")
+_FUSED_DTYPES = (float32, float64)
 
 
 def _check(x, name):
@@ -81,7 +83,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     if attn_mask is not None and attn_mask.layout in (sparse_coo, sparse_csr):
         return _sparse_sdpa(query, key, value, attn_mask, dropout_p, sc)
-    scores = _ops.matmul(query * sc, key.transpose(-2, -1))
     rows_ok = None
     if is_causal:
         attn_mask = _ops.ones((L, S), dtype=_bool, device=query.device).tril()
@@ -105,6 +106,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             rows_ok = None
         else:  # fully masked rows: a zero bias there, then zero weights (torch gives zeros)
             attn_mask = attn_mask.masked_fill(rows_ok.logical_not(), 0.0)
+    if dropout_p == 0.0 and query.dtype in _FUSED_DTYPES and \
+            query.shape[:-2] == key.shape[:-2] == value.shape[:-2] and \
+            (attn_mask is None or not attn_mask.requires_grad):
+        keep = None if rows_ok is None else rows_ok.to(query.dtype)
+        return attention_core(query, key, value, attn_mask, keep, sc)
+    scores = _ops.matmul(query * sc, key.transpose(-2, -1))
+    if attn_mask is not None:
         scores = scores + attn_mask
     p = softmax(scores, -1)
     if rows_ok is not None:

@@ -1,0 +1,108 @@
+"""The dense attention core ``softmax(Q K^T * scale + bias) V`` as one custom Function: forward
+keeps the weights ``P`` in place in the score buffer (one (…, L, S) array, no temporaries), and
+backward computes dQ, dK, dV from ``P`` at once (``dS = P * (dP - rowsum(dP * P))``).
+
+With ``create_graph=True`` backward recomputes the same with differentiable sparsetorch ops, so
+higher derivatives stay exact. Used by scaled_dot_product_attention when query, key and value
+share their batch shape, dropout is off and the mask does not require grad (else the composite).
+"""
+
+from ... import _ops
+from ..._backend import get_backend
+from ..._dispatch import wrap
+from ..._layout import strided
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
+
+__all__ = ["attention_core"]
+
+
+def _scores(xp, q, k, bias, scale):
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s *= s.dtype.type(scale)
+    if bias is not None:
+        if xp.broadcast_shapes(s.shape, bias.shape) == s.shape:
+            s += bias
+        else:
+            s = s + bias
+    return s
+
+
+def _probs(xp, q, k, bias, keep, scale):
+    """softmax over the last dim in place. The shift is the global max (one fast reduction; any
+    shift per row gives the same softmax) unless some row's sum then falls below sqrt(tiny): that
+    row would lose precision to underflow, and the per-row max is used instead."""
+    s = _scores(xp, q, k, bias, scale)
+    ones = xp.ones((s.shape[-1], 1), dtype=s.dtype)  # row sums as one GEMV
+    top = s.max()
+    if bool(xp.isfinite(top)):
+        s -= top
+        xp.exp(s, out=s)
+        z = xp.matmul(s, ones)
+        if bool(z.min() >= xp.finfo(s.dtype).tiny ** 0.5):
+            s /= z
+            if keep is not None:
+                s *= keep
+            return s
+        s = _scores(xp, q, k, bias, scale)
+    m = s.max(-1, keepdims=True)
+    m[~xp.isfinite(m)] = 0
+    s -= m
+    xp.exp(s, out=s)
+    z = xp.matmul(s, ones)
+    z[z == 0] = 1
+    s /= z
+    if keep is not None:
+        s *= keep
+    return s
+
+
+class _AttentionCore(Function):
+    @staticmethod
+    def forward(ctx, q, k, v, bias, keep, scale):
+        xp = get_backend(q.device).xp
+        p = _probs(xp, q._data, k._data, None if bias is None else bias._data,
+                   None if keep is None else keep._data, scale)
+        out = xp.matmul(p, v._data)
+        ctx.scale = scale
+        ctx.p = p
+        ctx.save_for_backward(q, k, v, bias, keep)
+        return wrap(out, q.dtype, q.device, strided)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, v, bias, keep = ctx.saved_tensors
+        scale = ctx.scale
+        if is_grad_enabled():  # create_graph: differentiable recomputation
+            s = _ops.matmul(q, k.transpose(-2, -1)) * scale
+            if bias is not None:
+                s = s + bias
+            p = _ops.softmax(s, -1)
+            if keep is not None:
+                p = p * keep
+            gv = _ops.matmul(p.transpose(-2, -1), grad)
+            gp = _ops.matmul(grad, v.transpose(-2, -1))
+            gs = p * (gp - (gp * p).sum(-1, keepdim=True))
+            return (_ops.matmul(gs, k) * scale, _ops.matmul(gs.transpose(-2, -1), q) * scale,
+                    gv, None, None, None)
+        xp = get_backend(q.device).xp
+        p = ctx.p
+        g = grad._data
+        gv = xp.matmul(xp.swapaxes(p, -1, -2), g)
+        gs = xp.matmul(g, xp.swapaxes(v._data, -1, -2))
+        gs -= xp.einsum("...ij,...ij->...i", gs, p)[..., None]
+        gs *= p
+        gq = xp.matmul(gs, k._data)
+        gq *= gq.dtype.type(scale)
+        gk = xp.matmul(xp.swapaxes(gs, -1, -2), q._data)
+        gk *= gk.dtype.type(scale)
+        dt, dev = q.dtype, q.device
+        return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided),
+                wrap(gv, dt, dev, strided), None, None, None)
+
+
+def attention_core(q, k, v, bias, keep, scale):
+    """``softmax(q k^T * scale + bias) * keep @ v``; ``bias`` float (broadcast to the scores) or
+    None, ``keep`` a 0/1 float multiplier of the weights (fully masked rows) or None. Neither
+    ``bias`` nor ``keep`` gets a gradient (the caller checks they do not require one)."""
+    return _AttentionCore.apply(q, k, v, bias, keep, scale)
