@@ -866,6 +866,23 @@ class TensorMethods:
 _ops = None  # bound by _tensor.py once the op modules are imported (import cycle)
 
 
+def _accept_numpy_kwargs():
+    """``axis=`` / ``keepdims=`` on the dim-taking methods torch's parser gives them to."""
+    from ._numpy_kwargs import METHODS, return_statements, with_numpy_kwargs
+
+    with open(__file__, encoding="utf-8") as f:  # the forwards' bodies are inlined
+        bodies = return_statements(f.read(), [TensorMethods.__dict__[n] for n in METHODS
+                                              if n in TensorMethods.__dict__])
+    for name in METHODS:
+        fn = TensorMethods.__dict__.get(name)
+        if fn is not None:
+            setattr(TensorMethods, name, with_numpy_kwargs(fn, name, inline=True,
+                                                           body=bodies.get(name)))
+
+
+_accept_numpy_kwargs()
+
+
 def _linalg():
     """``sparsetorch.linalg._aliases`` (imported on first use: the package imports the ops)."""
     from .linalg import _aliases
