@@ -8,7 +8,8 @@ import sparsetorch as st
 import sparsetorch.nn.functional as SF
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor"),
+              pytest.mark.filterwarnings("ignore:Support for mismatched")]
 TF = torch.nn.functional
 
 DT = {"float32": (np.float32, 2e-5), "float64": (np.float64, 1e-10)}
@@ -29,7 +30,8 @@ def _copy_params(ours, theirs):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
-@pytest.mark.parametrize("case", ["plain", "bool", "float", "causal", "gqa", "fullrow", "scale"])
+@pytest.mark.parametrize("case", ["plain", "bool", "float", "causal", "gqa", "fullrow", "scale",
+                                  "farrow"])
 def test_sdpa_dense_parity(dt, case):
     npdt, tol = DT[dt]
     rng = np.random.default_rng(0)
@@ -49,6 +51,10 @@ def test_sdpa_dense_parity(dt, case):
         kw = {"attn_mask": m}
     elif case == "float":
         kw = {"attn_mask": rng.standard_normal((1, 5, 6)).astype(npdt)}
+    elif case == "farrow":  # one row far below the others: the per-row shift takes over
+        fm = rng.standard_normal((5, 6)).astype(npdt)
+        fm[3] -= 400.0
+        kw = {"attn_mask": fm}
     elif case == "causal":
         kw = {"is_causal": True}
     elif case == "gqa":
@@ -150,6 +156,11 @@ MHA_CASES = {
     "bias_kv_zero_attn": ({"add_bias_kv": True, "add_zero_attn": True}, {}),
     "no_bias": ({"bias": False}, {}),
     "batch_first": ({"batch_first": True}, {}),
+    "batch_first_cross": ({"batch_first": True, "kdim": 5, "vdim": 3, "add_bias_kv": True,
+                           "add_zero_attn": True},
+                          {"need_weights": True, "key_padding_mask": True, "attn_mask": "bool"}),
+    "batch_first_sdpa_masks": ({"batch_first": True},
+                               {"key_padding_mask": True, "attn_mask": "float"}),
     "masks": ({}, {"attn_mask": "bool", "key_padding_mask": True}),
     "float_mask": ({}, {"attn_mask": "float"}),
     "causal": ({}, {"attn_mask": "causal", "is_causal": True}),

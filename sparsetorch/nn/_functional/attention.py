@@ -253,9 +253,13 @@ def _in_projection_packed(q, k, v, w, b):
     return _linear_rows(q, w_q, b_q), _linear_rows(k, w_k, b_k), _linear_rows(v, w_v, b_v)
 
 
-def _heads(x, bsz, num_heads, head_dim):
-    """(T, N, E) -> contiguous (N * H, T, head_dim): one copy, so the batched products that follow
-    run on contiguous matrices."""
+def _heads(x, bsz, num_heads, head_dim, bf):
+    """(T, N, E) (``bf``: (N, T, E)) -> contiguous (N * H, T, head_dim): one copy, so the batched
+    products that follow run on contiguous matrices."""
+    if bf:
+        t = x.shape[1]
+        return x.reshape(bsz, t, num_heads, head_dim).permute(0, 2, 1, 3).reshape(
+            bsz * num_heads, t, head_dim)
     t = x.shape[0]
     return x.reshape(t, bsz, num_heads, head_dim).permute(1, 2, 0, 3).reshape(
         bsz * num_heads, t, head_dim)
@@ -270,13 +274,32 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  static_v=None, average_attn_weights=True, is_causal=False):
     r"""Multi-head attention over ``(L, N, E)`` query and ``(S, N, E)`` key/value (or unbatched
     ``(L, E)``); returns ``(attn_output, attn_weights or None)`` as torch."""
+    return _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                        in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+                        out_proj_bias, training, key_padding_mask, need_weights, attn_mask,
+                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight,
+                        static_k, static_v, average_attn_weights, is_causal, False)
+
+
+def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training,
+                 key_padding_mask, need_weights, attn_mask, use_separate_proj_weight,
+                 q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+                 average_attn_weights, is_causal, bf):
+    """multi_head_attention_forward; ``bf``: batched inputs and output are ``(N, T, E)``
+    (MultiheadAttention(batch_first=True): no transposed copies in or out)."""
     is_batched = _mha_is_batched(query, key, value, key_padding_mask, attn_mask)
     if not is_batched:
+        bf = False
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    if bf:
+        bsz, tgt_len, embed_dim = query.shape
+        src_len = key.shape[1]
+    else:
+        tgt_len, bsz, embed_dim = query.shape
+        src_len = key.shape[0]
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        _none_or_dtype(attn_mask), "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
@@ -296,7 +319,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):  # (seq, batch) or (batch, seq)
             raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
                                  f"match value's {tuple(value.shape[:2])}")
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
@@ -341,24 +364,28 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static key/value.")
-        k = _ops.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = _ops.cat([v, bias_v.repeat(1, bsz, 1)])
+        if bf:
+            k = _ops.cat([k, bias_k.repeat(bsz, 1, 1)], 1)
+            v = _ops.cat([v, bias_v.repeat(bsz, 1, 1)], 1)
+        else:
+            k = _ops.cat([k, bias_k.repeat(1, bsz, 1)])
+            v = _ops.cat([v, bias_v.repeat(1, bsz, 1)])
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
             key_padding_mask = pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k and bias_v must both be given or both be None")
-    q = _heads(q, bsz, num_heads, head_dim)
+    q = _heads(q, bsz, num_heads, head_dim, bf)
     if static_k is None:
-        k = _heads(k, bsz, num_heads, head_dim)
+        k = _heads(k, bsz, num_heads, head_dim, bf)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_k of size ({bsz * num_heads}, *, {head_dim}), "
                                  f"but got {tuple(static_k.shape)}")
         k = static_k
     if static_v is None:
-        v = _heads(v, bsz, num_heads, head_dim)
+        v = _heads(v, bsz, num_heads, head_dim, bf)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_v of size ({bsz * num_heads}, *, {head_dim}), "
@@ -392,7 +419,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if dropout_p > 0.0:
             w = dropout(w, p=dropout_p)
         out = _ops.bmm(w, v)
-        out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
+        if bf:
+            out = out.view(bsz, num_heads, tgt_len, head_dim).permute(0, 2, 1, 3).reshape(
+                bsz, tgt_len, embed_dim)
+        else:
+            out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
         out = _linear_rows(out, out_proj_weight, out_proj_bias)
         w = w.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
@@ -409,7 +440,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    if bf:
+        out = out.permute(0, 2, 1, 3).reshape(bsz, tgt_len, embed_dim)
+    else:
+        out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
     out = _linear_rows(out, out_proj_weight, out_proj_bias)
     if not is_batched:
         out = out.squeeze(1)

@@ -4,6 +4,7 @@ torch's, so torch checkpoints load; the math is nn.functional.multi_head_attenti
 from ... import _ops
 from .. import functional as F
 from .. import init
+from .._functional.attention import _mha_forward
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
@@ -94,35 +95,14 @@ class MultiheadAttention(Module):
             None if attn_mask is None else attn_mask.dtype, "attn_mask", query.dtype)
         if attn_mask is not None and attn_mask.layout.name == "strided":
             attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
-        if self.batch_first and is_batched:
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
-                else:
-                    query, key = query.transpose(1, 0), key.transpose(1, 0)
-                    value = key
-            else:
-                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        if not self._qkv_same_embed_dim:
-            out, weights = F.multi_head_attention_forward(
-                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-                self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-                self.out_proj.weight, self.out_proj.bias, training=self.training,
-                key_padding_mask=key_padding_mask, need_weights=need_weights,
-                attn_mask=attn_mask, use_separate_proj_weight=True,
-                q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-                v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-                is_causal=is_causal)
-        else:
-            out, weights = F.multi_head_attention_forward(
-                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-                self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-                self.out_proj.weight, self.out_proj.bias, training=self.training,
-                key_padding_mask=key_padding_mask, need_weights=need_weights,
-                attn_mask=attn_mask, average_attn_weights=average_attn_weights,
-                is_causal=is_causal)
-        if self.batch_first and is_batched:
-            return out.transpose(1, 0), weights
+        bf = self.batch_first and is_batched  # (N, T, E) all the way: no transposed copies
+        same = self._qkv_same_embed_dim
+        out, weights = _mha_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, self.training, key_padding_mask,
+            need_weights, attn_mask, not same, self.q_proj_weight, self.k_proj_weight,
+            self.v_proj_weight, None, None, average_attn_weights, is_causal, bf)
         return out, weights
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
