@@ -57,6 +57,13 @@ CASES = [
     ("Poisson", {"rate": _pos(3)}, np.array([[0., 2., 5.], [1., 1., 3.]])),
     ("Binomial", {"total_count": np.array([5., 5., 5.]), "probs": _u01(3)}, np.array([[0., 2., 5.], [1., 4., 3.]])),
     ("Binomial", {"total_count": 10, "logits": _rl(3)}, np.array([0., 7., 10.])),
+    ("Cauchy", {"loc": _rl(3), "scale": _pos(3)}, _rl(2, 3)),
+    ("Geometric", {"probs": _u01(3)}, np.array([[0., 2., 5.], [1., 1., 3.]])),
+    ("Geometric", {"logits": _rl(3)}, np.array([0., 2., 5.])),
+    ("StudentT", {"df": np.array([0.8, 1.5, 4.0]), "loc": _rl(3), "scale": _pos(3)}, _rl(2, 3)),
+    ("Chi2", {"df": _pos(3) * 2}, _pos(2, 3)),
+    ("HalfNormal", {"scale": _pos(3)}, _pos(2, 3)),
+    ("Multinomial", {"total_count": 6, "probs": _simplex(2, 4)}, np.array([[1., 2., 3., 0.], [0., 0., 6., 0.]])),
     ("MultivariateNormal", {"loc": _rl(2, 3), "covariance_matrix": _spd(3)}, _rl(4, 2, 3)),
     ("MultivariateNormal", {"loc": _rl(3), "scale_tril": _TRIL}, _rl(2, 3)),
     ("MultivariateNormal", {"loc": _rl(3), "precision_matrix": _spd(3)}, _rl(2, 3)),
@@ -166,6 +173,11 @@ _KL_PARAMS = {
     "Poisson": lambda: {"rate": _pos(3)},
     "Binomial": lambda: {"total_count": np.array([4., 6., 5.]), "probs": _u01(3)},
     "MultivariateNormal": lambda: {"loc": _rl(3, 3), "covariance_matrix": _spd(3)},
+    "Cauchy": lambda: {"loc": _rl(3), "scale": _pos(3)},
+    "Geometric": lambda: {"probs": _u01(3)},
+    "HalfNormal": lambda: {"scale": _pos(3)},
+    "StudentT": lambda: {"df": _pos(3) + 2, "loc": _rl(3), "scale": _pos(3)},
+    "Chi2": lambda: {"df": _pos(3) * 2},
 }
 
 
@@ -318,7 +330,7 @@ def test_lazy_probs_logits_and_misc():
 
 # heavy tails make sample variances useless for a test: LogNormal gets small scales here
 MOMENT_CASES = [c if c[0] != "LogNormal" else (c[0], {"loc": c[1]["loc"], "scale": np.array([0.2, 0.5, 0.3])}, c[2])
-                for c in CASES if c[0] != "Categorical"]
+                for c in CASES if c[0] not in ("Categorical", "Cauchy", "StudentT")]
 
 
 @pytest.mark.parametrize("name,kw,val", MOMENT_CASES, ids=[f"{c[0]}-{'-'.join(c[1])}" for c in MOMENT_CASES])
@@ -332,6 +344,20 @@ def test_sample_moments(name, kw, val):
     assert np.all(np.abs(x.mean(0) - mean) < 5 * se + 1e-9), (x.mean(0), mean)
     np.testing.assert_allclose(x.var(0), var, rtol=0.15)
     assert bool(d.support.check(st.tensor(x)).all())
+
+
+def test_heavy_tailed_samples_by_quantiles():
+    """Cauchy / StudentT moments do not exist: compare sample quantiles with the cdf instead."""
+    from scipy import stats
+
+    st.manual_seed(0)
+    D = st.distributions
+    loc, scale, df = st.tensor([0.5, -1.0]), st.tensor([2.0, 0.5]), np.array([1.5, 4.0])
+    for d, p_one in ((D.Cauchy(loc, scale), [0.75, 0.75]),
+                     (D.StudentT(st.tensor(df, dtype=st.float32), loc, scale), stats.t.cdf(1.0, df))):
+        x = d.sample((8000,))
+        np.testing.assert_allclose((x < loc).float().mean(0).numpy(), [0.5, 0.5], atol=0.03)
+        np.testing.assert_allclose((x < loc + scale).float().mean(0).numpy(), p_one, atol=0.03)
 
 
 def test_categorical_frequencies():

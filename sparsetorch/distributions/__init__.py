@@ -12,24 +12,30 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .studentT import StudentT
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "Exponential",
-    "ExponentialFamily", "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal",
-    "Normal", "OneHotCategorical", "Poisson", "Uniform", "constraints", "kl_divergence",
-    "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "HalfNormal", "Independent", "Laplace",
+    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "StudentT", "Uniform", "constraints", "kl_divergence", "register_kl",
 ]

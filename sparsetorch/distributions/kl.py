@@ -10,10 +10,13 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
 from .log_normal import LogNormal
@@ -191,6 +194,22 @@ def _kl_normal_normal(p, q):
 @register_kl(LogNormal, LogNormal)
 def _kl_lognormal_lognormal(p, q):
     return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - T.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
 
 
 @register_kl(Poisson, Poisson)
