@@ -1,4 +1,5 @@
 """``StudentT(df, loc=0.0, scale=1.0)``."""
+# ruff: noqa: N999 - the module keeps torch's name (torch.distributions.studentT)
 
 import math
 
