@@ -16,6 +16,7 @@ row (torch 2.13 on CPU: zeros, not NaN); its gradient is zero too.
 import math
 import warnings
 
+from ... import _autocast as _ac
 from ... import _ops
 from ..._dtype import bool as _bool
 from ..._dtype import float32, float64, int64
@@ -40,6 +41,7 @@ def _check(x, name):
                         f"{type(x).__name__}")
 
 
+@_ac.policy(_ac.LOWER)  # on torch's CPU lower-precision list
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     r"""``softmax(Q K^T * scale + mask) V`` over the last two dims; ``query (..., L, E)``,
