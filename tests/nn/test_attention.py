@@ -351,3 +351,18 @@ def test_dense_attention_core_second_order():
     bias = st.tensor(rng.standard_normal((3, 4)), requires_grad=True)  # composite path
     assert st.autograd.gradcheck(
         lambda a, b: SF.scaled_dot_product_attention(a, k, v, attn_mask=b), (q, bias))
+
+
+def test_fused_layer_norm_matches_composite_and_respects_hooks():
+    from sparsetorch.autograd import gradgradcheck
+    from sparsetorch.nn._functional.fused_norm import layer_norm_last
+
+    rng = np.random.default_rng(10)
+    x, w, b = (st.tensor(rng.standard_normal(s), requires_grad=True) for s in ((3, 2, 5), (5,), (5,)))
+    _close(layer_norm_last(x, w, b, 1e-5), SF.layer_norm(x, (5,), w, b), 1e-12)
+    assert gradgradcheck(lambda a, c, d: layer_norm_last(a, c, d, 1e-5), (x, w, b))
+    layer = st.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    calls = []
+    layer.norm2.register_forward_hook(lambda m, i, o: calls.append(1))
+    layer(st.randn(3, 2, 8))
+    assert calls == [1]  # a hooked LayerNorm runs as a module, not the fused op

@@ -8,6 +8,7 @@ import copy
 from ... import _ops
 from .. import functional as F
 from .. import init
+from .._functional.fused_norm import layer_norm_last, use_fused
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -46,6 +47,13 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         else:
             make_causal = False
     return make_causal
+
+
+def _norm(mod, x):
+    """``mod(x)``; a plain LayerNorm runs as one fused op (same values, fewer passes)."""
+    if use_fused(mod, x):
+        return layer_norm_last(x, mod.weight, mod.bias, mod.eps)
+    return mod(x)
 
 
 def _activation(activation):
@@ -93,12 +101,13 @@ class TransformerEncoderLayer(Module):
             src.dtype)
         src_mask = F._canonical_mask(src_mask, "src_mask", None, "", src.dtype, False)
         x = src
+        mask, kpm = src_mask, src_key_padding_mask
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
+            x = x + self._sa_block(_norm(self.norm1, x), mask, kpm, is_causal)
+            x = x + self._ff_block(_norm(self.norm2, x))
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
+            x = _norm(self.norm1, x + self._sa_block(x, mask, kpm, is_causal))
+            x = _norm(self.norm2, x + self._ff_block(x))
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
@@ -147,16 +156,15 @@ class TransformerDecoderLayer(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
         x = tgt
+        tm, tk, mm, mk = tgt_mask, tgt_key_padding_mask, memory_mask, memory_key_padding_mask
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
-                                    memory_is_causal)
-            x = x + self._ff_block(self.norm3(x))
+            x = x + self._sa_block(_norm(self.norm1, x), tm, tk, tgt_is_causal)
+            x = x + self._mha_block(_norm(self.norm2, x), memory, mm, mk, memory_is_causal)
+            x = x + self._ff_block(_norm(self.norm3, x))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                               memory_is_causal))
-            x = self.norm3(x + self._ff_block(x))
+            x = _norm(self.norm1, x + self._sa_block(x, tm, tk, tgt_is_causal))
+            x = _norm(self.norm2, x + self._mha_block(x, memory, mm, mk, memory_is_causal))
+            x = _norm(self.norm3, x + self._ff_block(x))
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
@@ -202,7 +210,7 @@ class TransformerEncoder(Module):
             out = mod(out, src_mask=mask, is_causal=is_causal,
                       src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
-            out = self.norm(out)
+            out = _norm(self.norm, out)
         return out
 
 
@@ -227,7 +235,7 @@ class TransformerDecoder(Module):
                       memory_key_padding_mask=memory_key_padding_mask,
                       tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
         if self.norm is not None:
-            out = self.norm(out)
+            out = _norm(self.norm, out)
         return out
 
 
