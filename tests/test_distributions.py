@@ -437,3 +437,72 @@ def test_private_samplers_like_torch():
     alpha, z = np.array([0.7, 2.0, 15.0]), np.array([0.3, 1.5, 14.0])
     np.testing.assert_allclose(st._standard_gamma_grad(st.tensor(alpha), st.tensor(z)).numpy(),
                                torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(z)).numpy(), rtol=2e-3)
+
+
+# ---- transforms and TransformedDistribution ----
+
+def _transforms(T, loc):
+    tr = T.distributions.transforms
+    return [
+        [tr.TanhTransform()],
+        [tr.AffineTransform(loc, 2.0), tr.SigmoidTransform()],
+        [tr.ExpTransform(), tr.PowerTransform(T.tensor(0.5, dtype=T.float64))],
+        [tr.SoftplusTransform(), tr.AffineTransform(1.0, -3.0)],
+        [tr.ComposeTransform([tr.AffineTransform(0.5, 0.25), tr.ExpTransform()])],
+        [tr.ExpTransform().inv.inv, tr.AffineTransform(loc, T.tensor([1.0, -2.0, 0.5], dtype=T.float64))],
+    ]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_transformed_distribution_matches_torch(k):
+    loc_np, scale_np = np.array([0.1, -0.5, 0.3]), np.array([0.5, 1.0, 0.8])
+    res = []
+    for T in (torch, st):
+        loc = T.tensor(loc_np, requires_grad=True)
+        scale = T.tensor(scale_np, requires_grad=True)
+        base = T.distributions.Normal(loc, scale)
+        d = T.distributions.TransformedDistribution(base, _transforms(T, loc.detach())[k])
+        if T is torch:
+            torch.manual_seed(0)
+            y = d.sample((4,))
+            y_np = y.numpy()
+        y = T.tensor(y_np)
+        lp = d.log_prob(y)
+        grads = T.autograd.grad(lp.sum(), [loc, scale])
+        u = T.full((3,), 0.3, dtype=T.float64)
+        out = [lp, *grads, d.cdf(y), d.icdf(u)]
+        res.append(([_np(o) for o in out], tuple(d.batch_shape), tuple(d.event_shape),
+                    tuple(d.sample((2,)).shape), bool(d.support.check(y).all())))
+    (w, *wshape), (g, *gshape) = res
+    assert wshape == gshape
+    for a, b in zip(g, w):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_transforms_api():
+    tr, ttr = st.distributions.transforms, torch.distributions.transforms
+    x = np.array([-1.0, 0.2, 2.0])
+    for t, tt in ((tr.TanhTransform(), ttr.TanhTransform()), (tr.SigmoidTransform(), ttr.SigmoidTransform()),
+                  (tr.AffineTransform(1.0, -2.0), ttr.AffineTransform(1.0, -2.0))):
+        y, ty = t(st.tensor(x)), tt(torch.tensor(x))
+        np.testing.assert_allclose(y.numpy(), ty.numpy())
+        np.testing.assert_allclose(t.inv(y).numpy(), x, rtol=1e-10)
+        np.testing.assert_allclose(t.log_abs_det_jacobian(st.tensor(x), y).numpy(),
+                                   tt.log_abs_det_jacobian(torch.tensor(x), ty).numpy())
+        assert t.sign == tt.sign and repr(t) == repr(tt) and t.inv.inv is t
+        assert t == type(t)(*(() if not isinstance(t, tr.AffineTransform) else (1.0, -2.0)))
+    c = tr.TanhTransform(cache_size=1)
+    y = c(st.tensor(x))
+    assert c.inv(y) is not None and c.inv(y).shape == y.shape
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        tr.ExpTransform(cache_size=2)
+    a = tr.AffineTransform(st.zeros(3), st.tensor([1.0, 2.0, 4.0]), event_dim=1)
+    assert a.domain.event_dim == 1
+    np.testing.assert_allclose(a.log_abs_det_jacobian(st.zeros(2, 3), st.zeros(2, 3)).numpy(), [math.log(8)] * 2)
+    with pytest.raises(ValueError, match="transforms must be a Transform or list"):
+        st.distributions.TransformedDistribution(st.distributions.Normal(0.0, 1.0), "exp")
+    p = st.distributions.TransformedDistribution(st.distributions.Normal(0.0, 1.0), [tr.ExpTransform()])
+    q = st.distributions.TransformedDistribution(st.distributions.Normal(1.0, 2.0), [tr.ExpTransform()])
+    np.testing.assert_allclose(st.distributions.kl_divergence(p, q).item(),
+                               st.distributions.kl_divergence(st.distributions.Normal(0.0, 1.0),
+                                                              st.distributions.Normal(1.0, 2.0)).item())

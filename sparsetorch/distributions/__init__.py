@@ -7,7 +7,7 @@ pairs. Draws use sparsetorch's generator (``manual_seed``). Gamma, Beta and Diri
 ``rsample`` use the implicit reparameterisation gradient of the standard gamma draw.
 """
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -31,11 +31,56 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+)
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-    "StudentT", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "AbsTransform",
+    "AffineTransform",
+    "Bernoulli",
+    "Beta",
+    "Binomial",
+    "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ComposeTransform",
+    "Dirichlet",
+    "Distribution",
+    "ExpTransform",
+    "Exponential",
+    "ExponentialFamily",
+    "Gamma",
+    "Geometric",
+    "HalfNormal",
+    "Independent",
+    "Laplace",
+    "LogNormal",
+    "Multinomial",
+    "MultivariateNormal",
+    "Normal",
+    "OneHotCategorical",
+    "Poisson",
+    "PowerTransform",
+    "SigmoidTransform",
+    "SoftplusTransform",
+    "StudentT",
+    "TanhTransform",
+    "Transform",
+    "TransformedDistribution",
+    "Uniform",
+    "constraints",
+    "kl_divergence",
+    "register_kl",
+    "transforms",
 ]
