@@ -19,6 +19,8 @@ CASES = [
     ("ifft2", C, {"s": (4, 4)}), ("rfft2", A, {}), ("irfft2", C, {}), ("fftn", C, {"dim": (1, 0)}),
     ("rfftn", A, {"s": (2, 8)}), ("irfftn", C, {"s": (3, 9)}), ("hfft2", C, {}), ("ihfft2", A, {}),
     ("hfftn", C, {"norm": "forward"}), ("ihfftn", A, {"dim": (0,)}),
+    # real input to complex-input transforms (promoted; the gradient stays real)
+    ("irfft", A, {}), ("hfft", A, {"n": 6}), ("ifft2", A, {"norm": "ortho"}), ("irfftn", A, {"s": (3, 5)}),
 ]
 IDS = [f"{n}-{i}" for i, (n, _, _) in enumerate(CASES)]
 
