@@ -6,7 +6,7 @@ from .._layout import strided
 from .._ops._reduce import TORCH_NAME
 from .._ops._util import check_tensor, norm_dim, with_out
 from .._ops.pointwise import conj
-from ._core import _pad_to, c2c, c2r, r2c
+from ._core import _pad_to, c2c, c2r, r2c, to_complex
 
 _MODES = {None: 0, "backward": 0, "ortho": 1, "forward": 2}
 
@@ -38,7 +38,7 @@ def _prepare(x, fname, real_only=False, complex_out=False):
     elif dt.name in ("float16", "bfloat16"):
         raise RuntimeError(f"Unsupported dtype {TORCH_NAME[dt.name]}")
     if complex_out and not x.dtype.is_complex:
-        x = x.to(x.dtype.to_complex())
+        x = to_complex(x)
     return x
 
 

@@ -97,6 +97,17 @@ _c2r_op = defop("_fft_c2r", {S: _c2r_kernel}, params=("dims", "mode", "last_n"),
                 grads={"input": _c2r_backward})
 
 
+_to_complex_op = defop("_fft_to_complex", {S: lambda be, x, dt: x.astype(dt)}, params=("dt",),
+                       grads={"input": lambda grad: _real(grad)})
+
+
+def to_complex(x):
+    """Real ``x`` as complex of the same precision; the gradient is the real part (no NumPy
+    complex-to-real cast warning on the way back)."""
+    dt = x.dtype.to_complex()
+    return call(_to_complex_op, (x,), (dt.np,), dt)
+
+
 def c2c(x, dims, mode, forward):
     """Complex-to-complex transform over ``dims`` (a tuple of non-negative dims)."""
     return call(_c2c_op, (x,), (tuple(dims), mode, forward), x.dtype)
