@@ -74,7 +74,7 @@ def spgemm(be, a, b, ta=False, tb=False, use_numba=True):
     nb = _numba() if use_numba and be.name == "cpu" else None
     small = 8 * (a.nnz + b.nnz) + (1 << 22)  # row pointers and markers of this size are cheap
     if (nb is not None and dt.kind in "fiuc" and dt.itemsize >= 4 and a.values.ndim == 1
-            and m <= small and kdim <= small and n <= small):
+            and m <= min(small, _INT32_MAX) and kdim <= small and n <= small):
         return _numba_spgemm(be, nb, a, b, ta, tb, m, kdim, n, dt)
     return _chunked(be, a, b, ta, tb, m, n, dt)
 
@@ -250,7 +250,7 @@ def _build_numba():
     @njit(parallel=True, cache=True)
     def count(acrow, acol, bcrow, bcol, n, bounds, row_nnz):
         for blk in prange(bounds.shape[0] - 1):
-            mark = np.full(n, -1, np.int64)
+            mark = np.full(n, -1, np.int32)  # rows < 2**31 (the caller checks)
             for i in range(bounds[blk], bounds[blk + 1]):
                 c = 0
                 for p in range(acrow[i], acrow[i + 1]):
@@ -281,17 +281,29 @@ def _build_numba():
                             e += 1
                         else:
                             oval[pos[j]] += va * bval[q]
-                srt = True
-                for t in range(start + 1, e):
-                    if ocol[t] < ocol[t - 1]:
-                        srt = False
-                        break
-                if not srt:
-                    o = np.argsort(ocol[start:e], kind="mergesort")
-                    cs = ocol[start:e][o]
-                    vs = oval[start:e][o]
-                    ocol[start:e] = cs
-                    oval[start:e] = vs
+                if e - start <= 64:  # short rows: insertion sort in place, no allocation
+                    for t in range(start + 1, e):
+                        c = ocol[t]
+                        v = oval[t]
+                        u = t - 1
+                        while u >= start and ocol[u] > c:
+                            ocol[u + 1] = ocol[u]
+                            oval[u + 1] = oval[u]
+                            u -= 1
+                        ocol[u + 1] = c
+                        oval[u + 1] = v
+                else:
+                    srt = True
+                    for t in range(start + 1, e):
+                        if ocol[t] < ocol[t - 1]:
+                            srt = False
+                            break
+                    if not srt:
+                        o = np.argsort(ocol[start:e], kind="mergesort")
+                        cs = ocol[start:e][o]
+                        vs = oval[start:e][o]
+                        ocol[start:e] = cs
+                        oval[start:e] = vs
                 for t in range(start, e):
                     orow[t] = i
 

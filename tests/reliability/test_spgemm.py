@@ -85,3 +85,13 @@ def test_linear_index_overflow_shape():
     got = dict(zip(map(tuple, r.indices().T.tolist()), r.values().tolist()))
     assert got == {(1, 7): 10.0, (1, big - 1): 30.0, (1 + 2 ** 24, 7): 20.0,
                    (1 + 2 ** 24, big - 1): 60.0, (big - 1, 7): 60.0}
+
+
+def test_long_rows(path):
+    # output rows longer than the insertion-sort limit (64) take the argsort branch
+    rng = np.random.default_rng(3)
+    a = _rand(rng, 3, 50, 120)
+    b = _rand(rng, 50, 200, 3000)
+    r = torch.sparse.mm(a, b)
+    assert r.is_coalesced() and r._nnz() > 3 * 64
+    assert torch.equal(r.to_dense(), a.to_dense() @ b.to_dense())
