@@ -63,6 +63,10 @@ CASES = [
     ("StudentT", {"df": np.array([0.8, 1.5, 4.0]), "loc": _rl(3), "scale": _pos(3)}, _rl(2, 3)),
     ("Chi2", {"df": _pos(3) * 2}, _pos(2, 3)),
     ("HalfNormal", {"scale": _pos(3)}, _pos(2, 3)),
+    ("Gumbel", {"loc": _rl(3), "scale": _pos(3)}, _rl(2, 3)),
+    ("HalfCauchy", {"scale": _pos(3)}, _pos(2, 3)),
+    ("Pareto", {"scale": _pos(3) * 0.2, "alpha": np.array([0.8, 1.5, 3.0])}, _pos(2, 3) + 0.7),
+    ("Weibull", {"scale": _pos(3), "concentration": _pos(3)}, _pos(2, 3)),
     ("Multinomial", {"total_count": 6, "probs": _simplex(2, 4)}, np.array([[1., 2., 3., 0.], [0., 0., 6., 0.]])),
     ("MultivariateNormal", {"loc": _rl(2, 3), "covariance_matrix": _spd(3)}, _rl(4, 2, 3)),
     ("MultivariateNormal", {"loc": _rl(3), "scale_tril": _TRIL}, _rl(2, 3)),
@@ -178,6 +182,10 @@ _KL_PARAMS = {
     "HalfNormal": lambda: {"scale": _pos(3)},
     "StudentT": lambda: {"df": _pos(3) + 2, "loc": _rl(3), "scale": _pos(3)},
     "Chi2": lambda: {"df": _pos(3) * 2},
+    "Gumbel": lambda: {"loc": _rl(3), "scale": _pos(3)},
+    "Pareto": lambda: {"scale": _pos(3) * 0.2, "alpha": _pos(3) + 1.5},
+    "Weibull": lambda: {"scale": _pos(3), "concentration": _pos(3)},
+    "HalfCauchy": lambda: {"scale": _pos(3)},
 }
 
 
@@ -330,7 +338,7 @@ def test_lazy_probs_logits_and_misc():
 
 # heavy tails make sample variances useless for a test: LogNormal gets small scales here
 MOMENT_CASES = [c if c[0] != "LogNormal" else (c[0], {"loc": c[1]["loc"], "scale": np.array([0.2, 0.5, 0.3])}, c[2])
-                for c in CASES if c[0] not in ("Categorical", "Cauchy", "StudentT")]
+                for c in CASES if c[0] not in ("Categorical", "Cauchy", "StudentT", "HalfCauchy", "Pareto")]
 
 
 @pytest.mark.parametrize("name,kw,val", MOMENT_CASES, ids=[f"{c[0]}-{'-'.join(c[1])}" for c in MOMENT_CASES])

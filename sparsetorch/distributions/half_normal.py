@@ -4,30 +4,26 @@ import math
 
 from . import _t as T
 from . import constraints
-from .distribution import Distribution
 from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(Distribution):
-    """The half-normal distribution; ``base_dist`` is ``Normal(0, scale)`` (torch builds it as a
-    TransformedDistribution with an AbsTransform; attributes and results are the same)."""
+class HalfNormal(TransformedDistribution):
+    """The half-normal distribution: ``Normal(0, scale)`` through ``AbsTransform``."""
 
     arg_constraints = {"scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        self.base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(HalfNormal, _instance)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        Distribution.__init__(new, T.Size(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self):
@@ -44,13 +40,6 @@ class HalfNormal(Distribution):
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def sample(self, sample_shape=T.EMPTY_SIZE):
-        with T.no_grad():
-            return self.base_dist.sample(sample_shape).abs()
-
-    def rsample(self, sample_shape=T.EMPTY_SIZE):
-        return self.base_dist.rsample(sample_shape).abs()
 
     def log_prob(self, value):
         if self._validate_args:

@@ -16,13 +16,14 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
-from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -190,11 +191,6 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
-
-
-@register_kl(LogNormal, LogNormal)
-def _kl_lognormal_lognormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
 
 
 @register_kl(HalfNormal, HalfNormal)
@@ -365,6 +361,103 @@ def _kl_uniform_normal(p, q):
     return t1 + 0.5 * (w.pow(2) / 12 + t3) / q.scale.pow(2)
 
 
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return -ct1.log() - ct2 + ct3 + ct1 * euler_constant + t3 - (1 + euler_constant)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return T.where(p.scale < q.scale, _INF, result)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_ratio = p.loc / q.scale
+    var_ratio = (p.scale / q.scale).pow(2)
+    loc_ratio = q.loc / q.scale
+    t3 = (-mean_ratio + 0.5 * var_ratio + loc_ratio).exp()
+    return -0.5 * var_ratio.log() + mean_ratio - loc_ratio + t3 - 0.5 * (1 + math.log(2 * math.pi))
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    common = q.scale / (p.high - p.low)
+    hi = (p.high - q.loc) / q.scale
+    lo = (p.low - q.loc) / q.scale
+    return common.log() + 0.5 * (hi + lo) - common * ((-hi).exp() - (-lo).exp())
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    prod = p.rate * q.scale
+    ratio = q.loc / q.scale
+    return prod.log() - 1 - ratio + ratio.exp() * prod / (prod + 1) + prod.reciprocal()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    prod = p.rate * q.scale
+    ratio = q.loc / q.scale
+    c = p.concentration
+    t1 = (c - 1) * c.digamma() - c.lgamma() - c
+    t2 = prod.log() + c / prod
+    t3 = ratio.exp() * (1 + prod.reciprocal()).pow(-c) - ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    prod = p.scale * q.rate
+    result = (p.alpha / prod).log() - p.alpha.reciprocal() + p.alpha * prod / (p.alpha - 1) - 1
+    return T.where(p.alpha <= 1, _INF, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return T.where(p.alpha <= 1, _INF, t1 + t2 + t3 + t4 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var2 = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    result = t1 - p.alpha.reciprocal() + (t3 + t4) / var2 - 1
+    return T.where(p.alpha <= 2, _INF, result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    w = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * w).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - w) / w
+    return T.where(p.low < q.scale, _INF, t2 * (q.alpha + 1) - t1)
+
+
 # ---- infinite: p's support is not contained in q's ----
 
 def _register_infinite(type_p, types_q, param):
@@ -374,8 +467,11 @@ def _register_infinite(type_p, types_q, param):
         register_kl(type_p, tq)(fn)
 
 
-_register_infinite(Exponential, (Uniform, Beta), "rate")
-_register_infinite(Gamma, (Uniform, Beta), "concentration")
-_register_infinite(Laplace, (Uniform, Gamma, Exponential, Beta), "loc")
-_register_infinite(Normal, (Uniform, Gamma, Exponential, Beta), "loc")
+_register_infinite(Exponential, (Uniform, Beta, Pareto), "rate")
+_register_infinite(Gamma, (Uniform, Beta, Pareto), "concentration")
+_register_infinite(Laplace, (Uniform, Gamma, Exponential, Beta, Pareto), "loc")
+_register_infinite(Normal, (Uniform, Gamma, Exponential, Beta, Pareto), "loc")
+_register_infinite(Gumbel, (Uniform, Pareto, Gamma, Exponential, Beta), "loc")
+_register_infinite(Pareto, (Uniform, Beta), "scale")
+_register_infinite(Beta, (Pareto,), "concentration1")
 _register_infinite(Poisson, (Binomial, Bernoulli), "rate")
