@@ -366,3 +366,30 @@ def test_fused_layer_norm_matches_composite_and_respects_hooks():
     layer.norm2.register_forward_hook(lambda m, i, o: calls.append(1))
     layer(st.randn(3, 2, 8))
     assert calls == [1]  # a hooked LayerNorm runs as a module, not the fused op
+
+
+@pytest.mark.parametrize("left_aligned", [True, False])
+def test_encoder_nested_tensor_inference_path(left_aligned):
+    """torch's eval-mode nested-tensor path zeroes padded outputs; we match it (and its warning)."""
+    torch.manual_seed(2)
+    tl = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    sl = st.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    _copy_params(sl, tl)
+    te = torch.nn.TransformerEncoder(tl, 2).eval()
+    se = st.nn.TransformerEncoder(sl, 2).eval()
+    _copy_params(se, te)
+    assert se.use_nested_tensor == te.use_nested_tensor
+    x = np.random.default_rng(11).standard_normal((3, 5, 8)).astype(np.float32)
+    kp = np.zeros((3, 5), bool)
+    kp[0, 3:] = True
+    kp[2, 1 if not left_aligned else 4] = True
+    with torch.no_grad():
+        to = te(torch.tensor(x), src_key_padding_mask=torch.tensor(kp))
+    with st.no_grad():
+        so = se(st.tensor(x), src_key_padding_mask=st.tensor(kp))
+    _close(so, to, 1e-5)
+    to = te(torch.tensor(x), src_key_padding_mask=torch.tensor(kp))  # grad on: no nested path
+    so = se(st.tensor(x), src_key_padding_mask=st.tensor(kp))
+    _close(so, to, 1e-5)
+    with pytest.warns(UserWarning, match="norm_first was True"):
+        st.nn.TransformerEncoder(st.nn.TransformerEncoderLayer(8, 2, norm_first=True), 1)

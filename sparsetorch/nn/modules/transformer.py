@@ -1,11 +1,16 @@
 """Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer) (torch.nn.modules.transformer):
 the same submodule names as torch (state_dict keys load torch checkpoints), composites over
-MultiheadAttention, Linear, LayerNorm and Dropout. ``enable_nested_tensor`` is accepted and
-ignored (no nested tensors here: padded positions are masked instead, same results)."""
+MultiheadAttention, Linear, LayerNorm and Dropout. No nested tensors: padded positions are masked
+instead; where torch's encoder would take its nested-tensor inference path
+(``enable_nested_tensor``, eval mode, batch_first, a left-aligned padding mask, ...) the padded
+outputs are zeros as torch's, and the same construction warnings are given."""
 
 import copy
+import warnings
 
 from ... import _ops
+from ..._dtype import bool as _bool
+from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from .. import init
 from .._functional.fused_norm import layer_norm_last, use_fused
@@ -54,6 +59,32 @@ def _norm(mod, x):
     if use_fused(mod, x):
         return layer_norm_last(x, mod.weight, mod.bias, mod.eps)
     return mod(x)
+
+
+def _padded(kpm):
+    """True at padded positions of a bool or float (-inf = padded) key padding mask."""
+    return kpm if kpm.dtype is _bool else kpm != 0
+
+
+def _why_not_nested(layer):
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return ("encoder_layer.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
+    return ""
 
 
 def _activation(activation):
@@ -194,8 +225,15 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False  # accepted; padded positions are masked instead
+        # torch's nested-tensor inference path: same values at the real positions (padding is
+        # masked here instead of cut out) and zeros at the padded ones, under torch's conditions
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and why:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = F._canonical_mask(
@@ -209,9 +247,36 @@ class TransformerEncoder(Module):
         for mod in self.layers:
             out = mod(out, src_mask=mask, is_causal=is_causal,
                       src_key_padding_mask=src_key_padding_mask)
+        if self._nested_path(src, mask, src_key_padding_mask):
+            out = out.masked_fill(_padded(src_key_padding_mask).unsqueeze(-1), 0.0)
         if self.norm is not None:
             out = _norm(self.norm, out)
         return out
+
+    def _nested_path(self, src, mask, kpm):
+        """torch's conditions for its nested-tensor path (whose padded outputs are zeros)."""
+        if not getattr(self, "use_nested_tensor", False) or not self.layers:
+            return False
+        first = self.layers[0]
+        if first.training or src.ndim != 3 or kpm is None or mask is not None:
+            return False
+        if not first.self_attn.batch_first:
+            return False
+        pad = _padded(kpm)
+        if tuple(pad.shape) != tuple(src.shape[:2]):
+            return False
+        # mask_check: real tokens left-aligned (no real token after a padded one)
+        if self.mask_check and bool(pad[:, :-1].logical_and(pad[:, 1:].logical_not()).any()):
+            return False
+        if is_grad_enabled():
+            a = first.self_attn
+            args = (src, a.in_proj_weight, a.in_proj_bias, a.out_proj.weight, a.out_proj.bias,
+                    first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
+                    first.linear1.weight, first.linear1.bias, first.linear2.weight,
+                    first.linear2.bias)
+            if any(t is not None and t.requires_grad for t in args):
+                return False
+        return True
 
 
 class TransformerDecoder(Module):
