@@ -103,3 +103,6 @@ def test_interpolate_errors():
         SF.interpolate(x, size=(2.5, 3))
     with pytest.raises(ValueError, match="Anti-alias option is restricted"):
         SF.interpolate(st.randn(1, 2, 4), size=3, mode="linear", antialias=True)
+    with pytest.raises(RuntimeError, match=r"sizes should be greater than 0, but got input "
+                                           r"\(H: 4, W: 4\) output \(H: 0, W: 0\)"):
+        SF.interpolate(x, size=0)

@@ -197,9 +197,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if out is None:
         out = [int(float(input.shape[i + 2]) * scales[i]) for i in range(dim)]
     if any(o <= 0 for o in out):
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(map(str, input.shape[2:]))}) output "
-                           f"({', '.join(map(str, out))})")
+        names = ("D", "H", "W")[3 - dim:]
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input ("
+            + ", ".join(f"{n}: {v}" for n, v in zip(names, input.shape[2:])) + (") and output (" if dim == 1 else ") output (")
+            + ", ".join(f"{n}: {v}" for n, v in zip(names, out)) + ")")
     if not input.dtype.is_floating_point and mode != "nearest" and mode != "nearest-exact":
         raise NotImplementedError(f"\"upsample_{mode}\" not implemented for "
                                   f"'{input.dtype}'")
