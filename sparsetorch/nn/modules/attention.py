@@ -21,8 +21,12 @@ class MultiheadAttention(Module):
 
     ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O`` with
     ``head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)``. Inputs ``(L, N, E)`` (``(N, L, E)`` when
-    ``batch_first``) or unbatched ``(L, E)``. ``attn_mask`` may also be a sparse tensor when
-    ``need_weights=False`` (scaled_dot_product_attention's sparse path)."""
+    ``batch_first``) or unbatched ``(L, E)``.
+
+    Beyond torch, ``attn_mask`` may be a sparse COO / CSR ``(L, S)`` tensor when
+    ``need_weights=False`` (no key_padding_mask, bias_kv or zero_attn): its stored entries are the
+    *allowed* pairs (scaled_dot_product_attention's convention, the opposite of a dense bool
+    mask, whose True entries are masked out); only those pairs are scored."""
 
     __constants__ = ["batch_first"]
 
