@@ -17,11 +17,18 @@ from ...autograd.grad_mode import is_grad_enabled
 __all__ = ["attention_core"]
 
 
+def _fits(small, big):
+    """``small`` broadcasts to ``big`` (so ``big += small`` works in place)."""
+    if len(small) > len(big):
+        return False
+    return all(a in (1, b) for a, b in zip(small[::-1], big[::-1]))
+
+
 def _scores(xp, q, k, bias, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2))
     s *= s.dtype.type(scale)
     if bias is not None:
-        if xp.broadcast_shapes(s.shape, bias.shape) == s.shape:
+        if _fits(bias.shape, s.shape):
             s += bias
         else:
             s = s + bias
