@@ -67,6 +67,10 @@ CASES = [
     ("HalfCauchy", {"scale": _pos(3)}, _pos(2, 3)),
     ("Pareto", {"scale": _pos(3) * 0.2, "alpha": np.array([0.8, 1.5, 3.0])}, _pos(2, 3) + 0.7),
     ("Weibull", {"scale": _pos(3), "concentration": _pos(3)}, _pos(2, 3)),
+    ("RelaxedBernoulli", {"temperature": np.array(0.7), "probs": _u01(3)}, _u01(2, 3)),
+    ("RelaxedOneHotCategorical", {"temperature": np.array(0.7), "logits": _rl(2, 4)}, _simplex(2, 4)),
+    ("NegativeBinomial", {"total_count": np.array([3., 5., 2.]), "probs": _u01(3)}, np.array([[0., 2., 5.], [1., 4., 3.]])),
+    ("OneHotCategoricalStraightThrough", {"probs": _simplex(2, 4)}, np.eye(4)[[1, 3]]),
     ("Multinomial", {"total_count": 6, "probs": _simplex(2, 4)}, np.array([[1., 2., 3., 0.], [0., 0., 6., 0.]])),
     ("MultivariateNormal", {"loc": _rl(2, 3), "covariance_matrix": _spd(3)}, _rl(4, 2, 3)),
     ("MultivariateNormal", {"loc": _rl(3), "scale_tril": _TRIL}, _rl(2, 3)),
@@ -338,7 +342,8 @@ def test_lazy_probs_logits_and_misc():
 
 # heavy tails make sample variances useless for a test: LogNormal gets small scales here
 MOMENT_CASES = [c if c[0] != "LogNormal" else (c[0], {"loc": c[1]["loc"], "scale": np.array([0.2, 0.5, 0.3])}, c[2])
-                for c in CASES if c[0] not in ("Categorical", "Cauchy", "StudentT", "HalfCauchy", "Pareto")]
+                for c in CASES if c[0] not in ("Categorical", "Cauchy", "StudentT", "HalfCauchy", "Pareto",
+                                               "RelaxedBernoulli", "RelaxedOneHotCategorical")]
 
 
 @pytest.mark.parametrize("name,kw,val", MOMENT_CASES, ids=[f"{c[0]}-{'-'.join(c[1])}" for c in MOMENT_CASES])
@@ -366,6 +371,30 @@ def test_heavy_tailed_samples_by_quantiles():
         x = d.sample((8000,))
         np.testing.assert_allclose((x < loc).float().mean(0).numpy(), [0.5, 0.5], atol=0.03)
         np.testing.assert_allclose((x < loc + scale).float().mean(0).numpy(), p_one, atol=0.03)
+
+
+def test_relaxed_and_straight_through_samples():
+    st.manual_seed(0)
+    D = st.distributions
+    logits = st.tensor([0.0, 1.0, -1.0], requires_grad=True)
+    x = D.RelaxedOneHotCategorical(st.tensor(0.5), logits=logits).rsample((2000,))
+    np.testing.assert_allclose(x.sum(-1).detach().numpy(), np.ones(2000), rtol=1e-5)
+    # at low temperature the argmax frequencies approach softmax(logits)
+    freq = np.bincount(x.detach().numpy().argmax(-1), minlength=3) / 2000
+    np.testing.assert_allclose(freq, np.exp([0, 1, -1]) / np.exp([0, 1, -1]).sum(), atol=0.04)
+    (g,) = st.autograd.grad((x[:, 1]).mean(), [logits])
+    assert g[1].item() > 0 > g[0].item()
+    b = D.RelaxedBernoulli(st.tensor(0.3), probs=st.tensor([0.2, 0.7])).sample((4000,)).numpy()
+    assert ((b > 0) & (b < 1)).all()
+    np.testing.assert_allclose((b > 0.5).mean(0), [0.2, 0.7], atol=0.03)
+    p = st.tensor([0.2, 0.8], requires_grad=True)
+    y = D.OneHotCategoricalStraightThrough(probs=p).rsample((3,))
+    assert set(np.unique(y.detach().numpy())) <= {0.0, 1.0}
+    (g,) = st.autograd.grad((y * st.tensor([1.0, 2.0])).sum(), [p])
+    tp = torch.tensor([0.2, 0.8], requires_grad=True)  # the gradient does not depend on the draw
+    ty = torch.distributions.OneHotCategoricalStraightThrough(probs=tp).rsample((3,))
+    (tg,) = torch.autograd.grad((ty * torch.tensor([1.0, 2.0])).sum(), [tp])
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-6)
 
 
 def test_categorical_frequencies():
