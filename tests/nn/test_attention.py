@@ -393,3 +393,16 @@ def test_encoder_nested_tensor_inference_path(left_aligned):
     _close(so, to, 1e-5)
     with pytest.warns(UserWarning, match="norm_first was True"):
         st.nn.TransformerEncoder(st.nn.TransformerEncoderLayer(8, 2, norm_first=True), 1)
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 4, 6), (2, 3, 4, 6)])
+def test_sdpa_sparse_mask_batch_dims(mask_shape):
+    """A sparse mask with batch dims equal to the query's trailing ones (the rest broadcast)."""
+    rng = np.random.default_rng(12)
+    q, k, v = (st.tensor(rng.standard_normal(s)) for s in ((2, 3, 4, 5), (2, 3, 6, 5),
+                                                           (2, 3, 6, 2)))
+    m = st.tensor(rng.random(mask_shape) > 0.5)
+    dense = SF.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    _close(SF.scaled_dot_product_attention(q, k, v, attn_mask=m.to_sparse()), dense, 1e-12)
+    with pytest.raises(NotImplementedError, match="batch dims"):
+        SF.scaled_dot_product_attention(q, k, v, attn_mask=st.ones((5, 4, 6)).to_sparse())
