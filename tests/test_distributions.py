@@ -543,3 +543,30 @@ def test_transforms_api():
     np.testing.assert_allclose(st.distributions.kl_divergence(p, q).item(),
                                st.distributions.kl_divergence(st.distributions.Normal(0.0, 1.0),
                                                               st.distributions.Normal(1.0, 2.0)).item())
+
+
+def test_mixture_same_family_matches_torch():
+    r = np.random.default_rng(0)
+    lg, loc, sc = r.standard_normal((2, 3)), r.standard_normal((2, 3, 4)), r.uniform(0.5, 2, (2, 3, 4))
+    v = r.standard_normal((5, 2, 4))
+    out = []
+    for T in (torch, st):
+        D = T.distributions
+        logits = T.tensor(lg, requires_grad=True)
+        m = D.MixtureSameFamily(D.Categorical(logits=logits), D.Independent(D.Normal(T.tensor(loc), T.tensor(sc)), 1))
+        lp = m.log_prob(T.tensor(v))
+        (g,) = T.autograd.grad(lp.sum(), logits)
+        m1 = D.MixtureSameFamily(D.Categorical(logits=T.tensor(lg[0])), D.Normal(T.tensor(loc[0, :, 0]), T.tensor(sc[0, :, 0])))
+        out.append(([_np(x) for x in (lp, g, m.mean, m.variance, m1.cdf(T.tensor([[0.1], [0.5]])))],
+                    tuple(m.sample((3,)).shape), tuple(m.batch_shape), tuple(m.event_shape),
+                    tuple(m1.sample((4,)).shape), repr(m1).replace("sparsetorch.", "").replace("torch.", "")))
+    (w, *wrest), (g, *grest) = out
+    assert wrest == grest
+    for a, b in zip(g, w):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
+    st.manual_seed(0)
+    D = st.distributions
+    m = D.MixtureSameFamily(D.Categorical(probs=st.tensor([0.3, 0.7])), D.Normal(st.tensor([-2.0, 3.0]), st.tensor([0.5, 1.0])))
+    x = m.sample((8000,))
+    np.testing.assert_allclose(x.mean().item(), m.mean.item(), atol=0.1)
+    np.testing.assert_allclose(x.var().item(), m.variance.item(), rtol=0.05)
