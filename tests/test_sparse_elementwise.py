@@ -33,7 +33,7 @@ def _values_fn(fn, s):
     pattern = s.detach().coalesce() if s.layout is st.sparse_coo else s.detach()
 
     def f(v, *rest):
-        out = fn(st.with_values(pattern, v), *rest)
+        out = fn(st._ops.with_values(pattern, v), *rest)
         return out.to_dense() if out.layout is not st.strided else out
     return f, pattern.values().detach().clone().requires_grad_(True)
 

@@ -118,7 +118,7 @@ def test_mm_gradcheck_through_values(la, lb):
         if t.layout is st.strided:
             return t.clone().requires_grad_(True), lambda v: v
         p = t.detach()
-        return p._values().clone().requires_grad_(True), lambda v: st.with_values(p, v)
+        return p._values().clone().requires_grad_(True), lambda v: st._ops.with_values(p, v)
 
     (va, fa), (vb, fb) = leaf(a), leaf(b)
     assert gradcheck(lambda x, y: st.to_dense(st.mm(fa(x), fb(y))), (va, vb))
@@ -184,7 +184,7 @@ def test_sparse_mm_reduce_forward_and_gradcheck(reduce, lay):
     p = a.detach()
     v0 = p._values().clone().requires_grad_(True)
     x0 = st.tensor(X, requires_grad=True)
-    assert gradcheck(lambda v, x: st.sparse.mm(st.with_values(p, v), x, reduce), (v0, x0))
+    assert gradcheck(lambda v, x: st.sparse.mm(st._ops.with_values(p, v), x, reduce), (v0, x0))
 
 
 def test_sparse_mm_reduce_aliases_and_errors():
@@ -398,14 +398,14 @@ def test_sampled_addmm_matches_torch_and_double_backward():
     m1, m2 = st.tensor(M1, requires_grad=True), st.tensor(M2, requires_grad=True)
     r = st.sparse.sampled_addmm(inp, m1, m2, beta=0.5, alpha=2.0)
     np.testing.assert_allclose(r._data.values, tr.values().detach().numpy())
-    st.values(r).sum().backward()
+    st._ops.values(r).sum().backward()
     np.testing.assert_allclose(m1.grad.numpy(), tm1.grad.numpy())
     np.testing.assert_allclose(m2.grad.numpy(), tm2.grad.numpy())
     p = inp.detach()
     v0 = p._values().clone().requires_grad_(True)
 
     def f(v, a, b):
-        return st.values(st.sparse.sampled_addmm(st.with_values(p, v), a, b, beta=0.5, alpha=2.0))
+        return st._ops.values(st.sparse.sampled_addmm(st._ops.with_values(p, v), a, b, beta=0.5, alpha=2.0))
     args = (v0, st.tensor(M1, requires_grad=True), st.tensor(M2, requires_grad=True))
     assert gradcheck(f, args) and gradgradcheck(f, args)
 

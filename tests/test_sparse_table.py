@@ -87,14 +87,14 @@ def test_sparse_gradcheck_and_masked_grad(info):
                 v0 = pattern._values().detach().clone().requires_grad_(True)
 
                 def fn(v, _p=pattern, _s=s, _pos=pos):
-                    x = st.with_values(_p, v)
+                    x = st._ops.with_values(_p, v)
                     out = info.op(*_swap(_s.args, _pos, x), **_s.kwargs)
                     return out.to_dense() if out.layout is not st.strided else out
 
                 assert st.autograd.gradcheck(fn, (v0,), atol=1e-5, fast_mode=fast), \
                     f"{info.name} {s.name} {vname}"
                 # masked semantics: a sparse leaf's gradient is sparse with the leaf's pattern
-                leaf = st.with_values(pattern, pattern._values().detach().clone()).requires_grad_(True)
+                leaf = st._ops.with_values(pattern, pattern._values().detach().clone()).requires_grad_(True)
                 out = info.op(*_swap(s.args, pos, leaf), **s.kwargs)
                 (out.to_dense() if out.layout is not st.strided else out).sum().backward()
                 g = leaf.grad

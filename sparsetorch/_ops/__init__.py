@@ -29,3 +29,26 @@ from .sharing import is_shared, share_memory_  # noqa: F401 - Tensor methods (sh
 from .sparse_legacy import *  # noqa: F401,F403 - spmm, smm, hspmm, sspaddmm
 from .legacy import tensor_ctor, tensor_new, tensor_new_zeros  # noqa: F401 - Tensor(...), x.new(...)
 from ._aten import ops  # noqa: F401,E402 - torch.ops / torch._ops.ops: operator namespaces
+
+# The public face: ``from ._ops import *`` (sparsetorch/__init__.py) takes ``__all__`` only. The op
+# modules and the Tensor-method helpers above stay reachable as ``_ops.X`` (the methods forward to
+# them) but are not torch top-level names; tests/test_namespaces.py keeps the face equal to torch's.
+_METHOD_ONLY = frozenset("""
+    absolute_ add_ addcdiv_ addcmul_ addmm_ addr_ array_protocol atan2_ baddbmm_ bernoulli_
+    bitwise_and_ bitwise_not_ bitwise_or_ bitwise_xor_ cauchy_ coalesce col_indices contiguous copy_
+    copysign_ crow_indices data_ptr deepcopy_tensor dense_dim digamma_ div_ divide_ dlpack
+    dlpack_device eq_ erfinv_ expand expand_as exponential_ fill_diagonal_ floor_divide_ fmod_ ge_
+    geometric_ getitem gt_ hypot_ index_add_ index_copy_ index_fill_ index_value indices
+    is_coalesced is_contiguous is_shared item le_ lerp_ lgamma_ log_normal_ logical_and_
+    logical_not_ logical_or_ logical_xor_ lt_ mask_grad masked_fill_ masked_scatter_ mul_ multiply_
+    ne_ normal_ payload_numpy pow_ random_ rdiv reduce_tensor remainder_ repeat reshape_as rfloordiv
+    rmatmul rpow rremainder scalar_value scatter_ scatter_add_ scatter_reduce_ set_ setitem sgn_
+    share_memory_ sign_ sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ squeeze_
+    stride sub_ subtract_ t_ tensor_ctor tensor_new tensor_new_zeros tensor_repr to to_bool
+    to_numpy to_scipy to_sparse to_sparse_coo to_sparse_csr tolist transpose_ tril_ triu_
+    true_divide_ type_ unfold uniform_ unsqueeze_ values values_at view view_as with_values
+""".split())
+__all__ = sorted(
+    _n for _n, _v in globals().items()
+    if not _n.startswith("_") and _n not in _METHOD_ONLY and type(_v).__name__ != "module"
+)

@@ -134,7 +134,7 @@ OPS = [
     ),
     OpInfo(
         name="contiguous",
-        op=st.contiguous,
+        op=st._ops.contiguous,
         ref=lambda a: np.array(a, order="C"),
         sample_inputs=_unary_samples,
         error_inputs=_not_a_tensor("contiguous"),
@@ -142,7 +142,7 @@ OPS = [
     ),
     OpInfo(
         name="to",
-        op=st.to,
+        op=st._ops.to,
         ref=lambda a, d, copy: a.astype(d.np),
         sample_inputs=_to_samples,
         error_inputs=_to_errors,

@@ -17,7 +17,7 @@ L = lambda *v: st.tensor(list(v), dtype=st.int64)
 
 
 def I(name, ref, samples, errors=None, *, op=None, method=True, inplace=None, dtypes=FLOAT_INT, **kw):
-    return OpInfo(name=name, op=op or getattr(st, name), ref=ref, sample_inputs=samples, dtypes=dtypes,
+    return OpInfo(name=name, op=op or getattr(st, name, None) or getattr(st._ops, name), ref=ref, sample_inputs=samples, dtypes=dtypes,
                   error_inputs=errors, method=name if method is True else method,
                   inplace=(name + "_") if inplace is True else inplace, **kw)
 

@@ -8,7 +8,7 @@ from ._core import FLOATS, INTS, ErrorInput, OpInfo, Sample, make
 
 
 def L(name, ref, samples, *, op=None, method=None, errors=None, **kw):
-    return OpInfo(name=name, op=op or getattr(st, name), ref=ref, sample_inputs=samples,
+    return OpInfo(name=name, op=op or getattr(st, name, None) or getattr(st._ops, name), ref=ref, sample_inputs=samples,
                   error_inputs=errors, method=name if method is None else (method or None), **kw)
 
 

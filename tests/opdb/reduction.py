@@ -65,7 +65,7 @@ def _dim_errors(op):
 def R(name, ref, samples=None, *, op=None, method=None, errors=None, **kw):
     if errors is None:
         errors = None if "." in name else _dim_errors(name)  # sub-rows: the main row checks them
-    return OpInfo(name=name, op=op or getattr(st, name), ref=ref,
+    return OpInfo(name=name, op=op or getattr(st, name, None) or getattr(st._ops, name), ref=ref,
                   sample_inputs=samples or _red_samples(), error_inputs=errors,
                   method=name if method is None else (method or None), **kw)
 

@@ -27,7 +27,7 @@ def _errors(*cases):
 
 
 def V(name, ref, samples, errors=None, *, method=True, inplace=None, dtypes=FLOAT_INT, op=None, **kw):
-    return OpInfo(name=name, op=op or getattr(st, name), ref=ref, sample_inputs=samples,
+    return OpInfo(name=name, op=op or getattr(st, name, None) or getattr(st._ops, name), ref=ref, sample_inputs=samples,
                   dtypes=dtypes, error_inputs=errors, method=name if method is True else method,
                   inplace=inplace, **kw)
 

@@ -30,7 +30,7 @@ OPS = [
            lambda dt, rg: [Sample((make((4, 5), dt, rg), make((4, 5), dt).to_sparse()))],
            error_inputs=lambda: [ErrorInput(Sample((st.ones(2, 2), st.ones(2, 2))), RuntimeError,
                                             "mask is expected to be a sparse tensor")]),
-    OpInfo("values_at", lambda x, p: st.values_at(x, p), lambda x, p: x[p != 0],
+    OpInfo("values_at", lambda x, p: st._ops.values_at(x, p), lambda x, p: x[p != 0],
            lambda dt, rg: [Sample((make((4, 5), dt, rg), make((4, 5), dt).to_sparse()))],
            layouts=ALL, unsupported_variants={"coo-hybrid": "sparse_dim mismatch"}),
 ]
