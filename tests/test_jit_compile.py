@@ -197,3 +197,27 @@ def test_dynamo_minimal_api():
     f = d.disable(lambda x: x)
     assert f(3) == 3 and st.compiler.disable(f) is f
     _same(d.optimize("eager")(lambda a: a * 3)(st.ones(2)), st.full((2,), 3.0))
+
+
+def test_audit_compile_default_backend_and_module_compile():
+    import inspect
+    assert (inspect.signature(st.compile).parameters["backend"].default
+            == inspect.signature(torch.compile).parameters["backend"].default)
+    net = _net()
+    x = st.randn(2, 4)
+    before = net(x)
+    assert net.compile() is None
+    _same(net(x), before)
+    assert isinstance(net, nn.Module)
+
+
+def test_audit_jit_deprecation_is_attributed_to_the_library(recwarn):
+    import warnings
+    net = _net()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        st.jit.script(net)
+        st.jit.trace(net, st.randn(2, 4))
+        st.jit.wait(st.jit.fork(lambda a: a, 1))
+    # as torch's: not reported at the caller's line, so default filters hide it in scripts
+    assert w and all(i.category is DeprecationWarning and i.filename != __file__ for i in w)

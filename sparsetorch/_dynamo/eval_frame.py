@@ -74,7 +74,7 @@ class OptimizedModule(Module):
         return getattr(self._orig_mod, name)
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None,
             options=None, name=None, disable=False, recompile_limit=None,
             isolate_recompiles=False, shapes_spec=None):
     """Optimizes a model or function with TorchDynamo in torch; here it runs eagerly with the

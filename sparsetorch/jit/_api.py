@@ -42,9 +42,11 @@ class Error(RuntimeError):
 
 
 def _deprecated(name):
-    """torch 2.13 deprecates TorchScript's entry points with this warning."""
+    """torch 2.13 deprecates TorchScript's entry points with this warning. As torch's (raised
+    with stacklevel 1), it is attributed to the library, not to the caller's line, so Python's
+    default filters hide it outside tests (no warning printed by a user's script)."""
     warnings.warn(f"`torch.jit.{name}` is deprecated. Please switch to `torch.compile` or "
-                  "`torch.export`.", DeprecationWarning, stacklevel=3)
+                  "`torch.export`.", DeprecationWarning, stacklevel=2)
 
 
 _NO_GRAPH = ("sparsetorch.jit runs {what} eagerly (torch's backend='eager' semantics): there is "

@@ -71,7 +71,7 @@ class Future:
 def fork(func, *args, **kwargs):
     """Runs ``func(*args, **kwargs)`` (now) and returns a Future holding its result."""
     warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
-                  DeprecationWarning, stacklevel=2)
+                  DeprecationWarning, stacklevel=1)  # attributed here, as torch's: hidden by default
     fut = Future()
     try:
         fut.set_result(func(*args, **kwargs))

@@ -388,6 +388,12 @@ class Module(_StateDictMixin):
     def eval(self):
         return self.train(False)
 
+    def compile(self, *args, **kwargs):
+        """torch's in-place ``Module.compile`` (2.2+): sparsetorch runs modules eagerly
+        (``torch.compile``'s ``backend="eager"`` semantics), so calls keep running ``forward``
+        unchanged; returns None, as torch."""
+        return None
+
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
             p.requires_grad_(requires_grad)
