@@ -14,3 +14,7 @@ from .sparse_adam import SparseAdam
 
 __all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "RowWiseAdagrad",
            "SparseAdam", "lr_scheduler"]
+
+# as torch.optim does: the optimizer modules stay importable (``sparsetorch.optim.adam``) but are
+# not names of the package (tests/test_namespaces.py)
+del adadelta, adagrad, adam, lbfgs, optimizer, rmsprop, rowwise_adagrad, sgd, sparse_adam  # noqa: F821
