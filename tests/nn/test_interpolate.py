@@ -106,3 +106,25 @@ def test_interpolate_errors():
     with pytest.raises(RuntimeError, match=r"sizes should be greater than 0, but got input "
                                            r"\(H: 4, W: 4\) output \(H: 0, W: 0\)"):
         SF.interpolate(x, size=0)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_interpolate_antialias_parity(dt, mode, align_corners):
+    npdt = np.float32 if dt == "float32" else np.float64
+    tol = 1e-5 if dt == "float32" else 1e-12
+    rng = np.random.default_rng(4)
+    for kw in ({"size": (3, 5)}, {"size": (13, 4)}, {"scale_factor": 0.4},
+               {"scale_factor": (2.5, 0.3)}):
+        x = rng.standard_normal((2, 3, 9, 11)).astype(npdt)
+        tx, sx = torch.tensor(x, requires_grad=True), st.tensor(x, requires_grad=True)
+        to = TF.interpolate(tx, mode=mode, align_corners=align_corners, antialias=True, **kw)
+        so = SF.interpolate(sx, mode=mode, align_corners=align_corners, antialias=True, **kw)
+        np.testing.assert_allclose(so.detach().numpy(), to.detach().numpy(), rtol=tol, atol=tol)
+        g = rng.standard_normal(to.shape).astype(npdt)
+        to.backward(torch.tensor(g))
+        so.backward(st.tensor(g))
+        np.testing.assert_allclose(sx.grad.numpy(), tx.grad.numpy(), rtol=tol * 10, atol=tol * 10)
+    with pytest.raises(NotImplementedError, match="lanczos"):
+        SF.interpolate(st.tensor(x), size=4, mode="lanczos", antialias=True)

@@ -6,8 +6,9 @@ Every mode is separable: the resize runs one spatial dim at a time as gathers
 indices and weights follow torch's CPU kernels (nearest: ``floor(dst * scale)`` in float32;
 linear: ``scale * (dst + 0.5) - 0.5`` clamped at 0, or ``dst * (in-1)/(out-1)`` with
 align_corners; bicubic: the same without the clamp, A = -0.75, borders replicated; area: the
-adaptive average pool's windows, as a small (out, in) averaging matrix). ``antialias=True`` is
-not implemented (NotImplementedError).
+adaptive average pool's windows, as a small (out, in) averaging matrix; ``antialias=True``:
+torch's PIL-style triangle / Keys a = -0.5 cubic filters, stretched when downsampling, as an
+(out, in) matrix). Mode ``lanczos`` (antialias only, new in torch 2.13) is not implemented.
 """
 
 import math
@@ -93,6 +94,35 @@ def _area_matrix(in_size, out_size, ftype):
     return m
 
 
+def _aa_matrix(in_size, out_size, scale, align_corners, cubic, ftype):
+    """torch's antialiased (PIL-style) resampling weights as an (out, in) matrix: a triangle
+    (bilinear) or Keys cubic with a = -0.5 (bicubic) filter, stretched by the scale when
+    downsampling, normalised per output."""
+    s = float(_scale(in_size, out_size, scale, ftype, align_corners))
+    interp = 4.0 if cubic else 2.0
+    support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
+    inv = 1.0 / s if s >= 1.0 else 1.0
+
+    def filt(x):
+        x = np.abs(x)
+        if not cubic:
+            return np.maximum(0.0, 1.0 - x)
+        a = -0.5
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+    m = np.zeros((out_size, in_size), np.float64)
+    for i in range(out_size):
+        center = s * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_size)
+        w = filt((np.arange(lo, hi) - center + 0.5) * inv)
+        tot = w.sum()
+        m[i, lo:hi] = w / tot if tot != 0 else w
+    return m.astype(ftype)
+
+
 def _apply_taps(x, dim, taps):
     shape = (-1,) + (1,) * (x.ndim - dim - 1)
     out = None
@@ -104,7 +134,7 @@ def _apply_taps(x, dim, taps):
     return out
 
 
-def _resize(x, sizes, scales, mode, align_corners):
+def _resize(x, sizes, scales, mode, align_corners, antialias=False):
     ftype = np.float64 if x.dtype is float64 else np.float32
     for d, out_size in enumerate(sizes):
         dim = 2 + d
@@ -114,6 +144,10 @@ def _resize(x, sizes, scales, mode, align_corners):
             idx = _nearest_index(in_size, out_size, scale, mode == "nearest-exact")
             if not (out_size == in_size and np.array_equal(idx, np.arange(in_size))):
                 x = x.index_select(dim, _ops.tensor(idx, dtype=int64, device=x.device))
+        elif antialias:
+            m = _ops.tensor(_aa_matrix(in_size, out_size, scale, align_corners,
+                                       mode == "bicubic", ftype), dtype=x.dtype, device=x.device)
+            x = _ops.matmul(x.movedim(dim, -1), m.t()).movedim(-1, dim)
         elif mode == "area":
             if out_size != in_size:
                 m = _ops.tensor(_area_matrix(in_size, out_size, ftype), dtype=x.dtype,
@@ -184,8 +218,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                              "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate: antialias=True is not implemented in sparsetorch "
-                                  "yet; use antialias=False")
+        if mode == "lanczos":
+            raise NotImplementedError("interpolate: mode='lanczos' is not implemented in "
+                                      "sparsetorch; use 'bicubic' with antialias=True")
     known = mode in ("nearest", "nearest-exact", "area") or mode in _NEEDS
     if not known or input.ndim not in (3, 4, 5):
         raise NotImplementedError(
@@ -205,7 +240,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not input.dtype.is_floating_point and mode != "nearest" and mode != "nearest-exact":
         raise NotImplementedError(f"\"upsample_{mode}\" not implemented for "
                                   f"'{input.dtype}'")
-    return _resize(input, out, scales, mode, align_corners)
+    return _resize(input, out, scales, mode, align_corners, antialias)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
