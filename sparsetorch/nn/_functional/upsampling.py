@@ -8,7 +8,7 @@ linear: ``scale * (dst + 0.5) - 0.5`` clamped at 0, or ``dst * (in-1)/(out-1)`` 
 align_corners; bicubic: the same without the clamp, A = -0.75, borders replicated; area: the
 adaptive average pool's windows, as a small (out, in) averaging matrix; ``antialias=True``:
 torch's PIL-style triangle / Keys a = -0.5 cubic filters, stretched when downsampling, as an
-(out, in) matrix). Mode ``lanczos`` (antialias only, new in torch 2.13) is not implemented.
+(out, in) matrix; mode ``lanczos`` (antialias only, as torch 2.13) is the Lanczos-3 filter).
 """
 
 import math
@@ -94,18 +94,20 @@ def _area_matrix(in_size, out_size, ftype):
     return m
 
 
-def _aa_matrix(in_size, out_size, scale, align_corners, cubic, ftype):
+def _aa_matrix(in_size, out_size, scale, align_corners, mode, ftype):
     """torch's antialiased (PIL-style) resampling weights as an (out, in) matrix: a triangle
-    (bilinear) or Keys cubic with a = -0.5 (bicubic) filter, stretched by the scale when
-    downsampling, normalised per output."""
+    (bilinear), Keys cubic with a = -0.5 (bicubic) or Lanczos-3 filter, stretched by the scale
+    when downsampling, normalised per output."""
     s = float(_scale(in_size, out_size, scale, ftype, align_corners))
-    interp = 4.0 if cubic else 2.0
+    interp = {"bilinear": 2.0, "bicubic": 4.0, "lanczos": 6.0}[mode]
     support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
     inv = 1.0 / s if s >= 1.0 else 1.0
 
     def filt(x):
         x = np.abs(x)
-        if not cubic:
+        if mode == "lanczos":
+            return np.where(x < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+        if mode == "bilinear":
             return np.maximum(0.0, 1.0 - x)
         a = -0.5
         near = ((a + 2) * x - (a + 3)) * x * x + 1
@@ -145,8 +147,8 @@ def _resize(x, sizes, scales, mode, align_corners, antialias=False):
             if not (out_size == in_size and np.array_equal(idx, np.arange(in_size))):
                 x = x.index_select(dim, _ops.tensor(idx, dtype=int64, device=x.device))
         elif antialias:
-            m = _ops.tensor(_aa_matrix(in_size, out_size, scale, align_corners,
-                                       mode == "bicubic", ftype), dtype=x.dtype, device=x.device)
+            m = _ops.tensor(_aa_matrix(in_size, out_size, scale, align_corners, mode, ftype),
+                            dtype=x.dtype, device=x.device)
             x = _ops.matmul(x.movedim(dim, -1), m.t()).movedim(-1, dim)
         elif mode == "area":
             if out_size != in_size:
@@ -214,15 +216,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if recompute_scale_factor:
         out = [math.floor(float(input.shape[i + 2]) * scales[i]) for i in range(dim)]
         scales = None
-    if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
-                             "modes and requires a 4-D tensor as input")
-        if mode == "lanczos":
-            raise NotImplementedError("interpolate: mode='lanczos' is not implemented in "
-                                      "sparsetorch; use 'bicubic' with antialias=True")
-    known = mode in ("nearest", "nearest-exact", "area") or mode in _NEEDS
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    known = mode in ("nearest", "nearest-exact", "area", "lanczos") or mode in _NEEDS
     if not known or input.ndim not in (3, 4, 5):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
+            f"modes: {_MODES} (got {mode})")
+    if mode == "lanczos" and input.ndim != 4:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
             f"modes: {_MODES} (got {mode})")
