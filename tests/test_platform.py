@@ -285,3 +285,27 @@ def test_deterministic_assign_keeps_the_last_repeated_index():
     out3 = np.zeros((3, 2), np.int64)
     _xpcompat.assign(gpu_like, out3, (np.array([2, 2]),), np.array([[1, 2], [3, 4]]))
     assert out3.tolist() == [[0, 0], [0, 0], [3, 4]]
+
+
+def test_audit_mkl_opt_einsum_and_bf16_support_names():
+    b = st.backends
+    assert b.mkl.is_available() is False  # no oneMKL call of our own (torch's CPU build: True)
+    assert (b.mkl.VERBOSE_OFF, b.mkl.VERBOSE_ON) == (0, 1)
+    with b.mkl.verbose(b.mkl.VERBOSE_ON):
+        pass
+    oe, toe = b.opt_einsum, torch.backends.opt_einsum
+    assert oe.is_available() == toe.is_available()
+    assert (oe.enabled, oe.strategy) == (toe.enabled, toe.strategy)
+    if not oe.is_available():
+        assert oe.get_opt_einsum() is None
+        for mod in (oe, toe):  # torch records the flag even so
+            mod.enabled = True
+            mod.strategy = "greedy"
+            assert (mod.enabled, mod.strategy) == (True, "greedy")
+            mod.enabled, mod.strategy = False, None
+    with oe.flags(enabled=False):
+        assert oe.enabled is False
+    assert oe.enabled == toe.enabled
+    if not st.cuda.is_available():
+        assert st.cuda.is_bf16_supported() is torch.cuda.is_bf16_supported() is False
+        assert st.cuda.is_bf16_supported(including_emulation=False) is False

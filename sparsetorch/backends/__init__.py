@@ -4,10 +4,10 @@ and CuPy on CUDA, so most switches are recorded, not applied; ``cudnn.determinis
 honoured (it makes sparsetorch's own kernels deterministic). Re-exports only."""
 
 from . import _props
-from . import cpu, cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
 from ._precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 
-__all__ = ["cpu", "cuda", "cudnn", "mkldnn", "mps", "openmp"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
 
 _PRECISION = ["none"]
 _props.install(__name__, {

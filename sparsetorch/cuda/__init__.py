@@ -28,6 +28,7 @@ __all__ = [
     "get_device_capability",
     "get_device_name",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
@@ -189,6 +190,16 @@ def get_device_capability(device=None):
         return (0, 0)
     p = _properties(i)
     return (int(p["major"]), int(p["minor"]))
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether bfloat16 tensors work on the current CUDA device: False without one (as torch);
+    natively from compute capability 8.0, emulated (in float32 with one rounding) below it."""
+    if not is_available():
+        return False
+    if _backend._FAKE or get_device_capability() >= (8, 0):
+        return True
+    return bool(including_emulation)
 
 
 # ---- random numbers ----
