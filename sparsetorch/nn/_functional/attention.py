@@ -320,6 +320,7 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    in_heads = False  # q, k, v already (N * H, T, head_dim)
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):  # (seq, batch) or (batch, seq)
             raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
@@ -339,7 +340,18 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
                                  f"{tuple(value.shape)}")
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+        if query is key is value and bias_k is None and static_k is None and static_v is None:
+            # self-attention: one GEMM, then one copy lays q, k and v out per head at once
+            proj = _linear_rows(query, in_proj_weight, in_proj_bias)
+            if bf:
+                qkv = proj.view(bsz, tgt_len, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)
+            else:
+                qkv = proj.view(tgt_len, bsz, 3, num_heads, head_dim).permute(2, 1, 3, 0, 4)
+            qkv = qkv.reshape(3, bsz * num_heads, tgt_len, head_dim)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            in_heads = True
+        else:
+            q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     sparse_mask = attn_mask is not None and attn_mask.layout is not strided
     if sparse_mask:
         if attn_mask.ndim != 2 or need_weights or key_padding_mask is not None or \
@@ -378,15 +390,20 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
             key_padding_mask = pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k and bias_v must both be given or both be None")
-    q = _heads(q, bsz, num_heads, head_dim, bf)
-    if static_k is None:
+    if not in_heads:
+        q = _heads(q, bsz, num_heads, head_dim, bf)
+    if in_heads:
+        pass
+    elif static_k is None:
         k = _heads(k, bsz, num_heads, head_dim, bf)
     else:
         if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
             raise AssertionError(f"expecting static_k of size ({bsz * num_heads}, *, {head_dim}), "
                                  f"but got {tuple(static_k.shape)}")
         k = static_k
-    if static_v is None:
+    if in_heads:
+        pass
+    elif static_v is None:
         v = _heads(v, bsz, num_heads, head_dim, bf)
     else:
         if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
