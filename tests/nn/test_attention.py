@@ -406,3 +406,21 @@ def test_sdpa_sparse_mask_batch_dims(mask_shape):
     _close(SF.scaled_dot_product_attention(q, k, v, attn_mask=m.to_sparse()), dense, 1e-12)
     with pytest.raises(NotImplementedError, match="batch dims"):
         SF.scaled_dot_product_attention(q, k, v, attn_mask=st.ones((5, 4, 6)).to_sparse())
+
+
+def test_mha_forward_static_kv_parity():
+    rng = np.random.default_rng(13)
+    x, w, wo, b, sk, sv = (rng.standard_normal(s) for s in ((3, 2, 4), (12, 4), (4, 4), (12,),
+                                                            (4, 5, 2), (4, 5, 2)))
+    outs = []
+    for lib in (torch, st):
+        t = [lib.tensor(a) for a in (x, w, wo, b, sk, sv)]
+        outs.append(lib.nn.functional.multi_head_attention_forward(
+            t[0], t[0], t[0], 4, 2, t[1], t[3], None, None, False, 0.0, t[2], None,
+            static_k=t[4], static_v=t[5], need_weights=True))
+    _close(outs[1][0], outs[0][0], 1e-10)
+    _close(outs[1][1], outs[0][1], 1e-10)
+    with pytest.raises(AssertionError, match="expecting static_k of size"):
+        st.nn.functional.multi_head_attention_forward(
+            st.tensor(x), st.tensor(x), st.tensor(x), 4, 2, st.tensor(w), None, None, None, False,
+            0.0, st.tensor(wo), None, static_k=st.ones(3, 5, 2), static_v=st.tensor(sv))

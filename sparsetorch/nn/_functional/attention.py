@@ -392,24 +392,10 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         raise AssertionError("bias_k and bias_v must both be given or both be None")
     if not in_heads:
         q = _heads(q, bsz, num_heads, head_dim, bf)
-    if in_heads:
-        pass
-    elif static_k is None:
-        k = _heads(k, bsz, num_heads, head_dim, bf)
-    else:
-        if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
-            raise AssertionError(f"expecting static_k of size ({bsz * num_heads}, *, {head_dim}), "
-                                 f"but got {tuple(static_k.shape)}")
-        k = static_k
-    if in_heads:
-        pass
-    elif static_v is None:
-        v = _heads(v, bsz, num_heads, head_dim, bf)
-    else:
-        if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
-            raise AssertionError(f"expecting static_v of size ({bsz * num_heads}, *, {head_dim}), "
-                                 f"but got {tuple(static_v.shape)}")
-        v = static_v
+        k = _heads(k, bsz, num_heads, head_dim, bf) if static_k is None else _static(
+            static_k, "static_k", bsz * num_heads, head_dim)
+        v = _heads(v, bsz, num_heads, head_dim, bf) if static_v is None else _static(
+            static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:
         zshape = (bsz * num_heads, 1, head_dim)
         k = _ops.cat([k, _ops.zeros(zshape, dtype=k.dtype, device=k.device)], 1)
@@ -467,6 +453,13 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
     if not is_batched:
         out = out.squeeze(1)
     return out, None
+
+
+def _static(t, name, bh, head_dim):
+    if tuple(t.shape[::2]) != (bh, head_dim):
+        raise AssertionError(f"expecting {name} of size ({bh}, *, {head_dim}), but got "
+                             f"{tuple(t.shape)}")
+    return t
 
 
 def _mha_is_batched(query, key, value, key_padding_mask, attn_mask):
