@@ -201,6 +201,9 @@ MESSAGE_EXPRS = [
     "torch.FloatTensor(torch.eye(2).to_sparse_csr())",
     "torch.HalfTensor(torch.ones(2, dtype=torch.bfloat16))",
     "torch.sparse.FloatTensor([1.])",
+    "torch.sparse.FloatTensor([1, 2])",
+    "torch.sparse.FloatTensor((2, 3))",
+    "torch.sparse.FloatTensor([[1, 2]])",
     "torch.sparse.FloatTensor(np.array([1.]))",
     "torch.sparse.FloatTensor(2, 'a')",
     "torch.sparse.FloatTensor(torch.tensor([[0, 1]]).int(), torch.tensor([1., 2.]))",
@@ -262,6 +265,8 @@ def test_sparse_namespace_and_deprecation_warning():
     assert sorted(n for n in dir(st.sparse) if n.endswith("Tensor")) == list(sorted(SPARSE_NAMES))
     assert not hasattr(st.sparse, "BoolTensor") and not hasattr(torch.sparse, "BoolTensor")
     i, v = st.tensor([[0, 1]]), st.tensor([1.0, 2.0])
+    from sparsetorch._ops import legacy
+    legacy._WARNED.clear()  # torch warns once per form and process
     with pytest.warns(
         UserWarning,
         match=r"torch.sparse.SparseTensor\(indices, values, \*, device=\) "
@@ -274,6 +279,11 @@ def test_sparse_namespace_and_deprecation_warning():
         s = st.sparse.FloatTensor(i, x, (3,))
     (s.to_dense() * st.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad.tolist() == [1.0, 2.0]
+    with warnings.catch_warnings(record=True) as again:  # a form warns once, as torch
+        warnings.simplefilter("always")
+        st.sparse.FloatTensor(i, v)
+        st.sparse.DoubleTensor(i, v.double(), (3,))
+    assert again == []
 
 
 # ---- isinstance ----

@@ -200,8 +200,15 @@ def _alias(t, dtype, device, layout, given):
     return t.view_as(t)
 
 
+_WARNED = set()
+
+
 def _deprecated(form, hint):
-    """torch's deprecation warning of the legacy sparse constructor, at the user's line."""
+    """torch's deprecation warning of the legacy sparse constructor, at the user's line; once
+    per form and process, as torch's (TORCH_WARN_ONCE)."""
+    if form in _WARNED:
+        return
+    _WARNED.add(form)
     frame, level = sys._getframe(0), 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith("sparsetorch."):
         frame, level = frame.f_back, level + 1
@@ -250,6 +257,10 @@ def _sparse(dtype, device, args, kwargs):
         raise _combination(args, kwargs, _SPARSE_SIGNATURES)
     if isinstance(a, Size) and len(args) == 1:
         shape = tuple(a)
+    elif isinstance(a, (list, tuple)) and len(args) == 1 and all(_is_int(v) for v in a):
+        raise TypeError("torch.sparse.SparseTensor(sequence) only accepts sizes.  Please use "
+                        "torch.sparse_coo_tensor() or construct a strided tensor and convert it "
+                        "to sparse via to_sparse.")
     elif _is_int(a):
         shape = _sizes(args)
     else:
