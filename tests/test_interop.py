@@ -322,3 +322,19 @@ def test_format_of_zero_dim():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert [10, 20, 30][st.tensor(2)] == 30
+
+
+def test_audit_sparse_tolist_and_numpy_raise_torchs_errors():
+    torch = pytest.importorskip("torch")
+    import warnings
+    for conv in ("to_sparse", "to_sparse_csr"):
+        s = getattr(st.eye(2), conv)()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's CSR beta warning
+            t = getattr(torch.eye(2), conv)()
+        for fn, err in (("tolist", RuntimeError), ("numpy", TypeError)):
+            with pytest.raises(err) as want:
+                getattr(t, fn)()
+            with pytest.raises(err) as got:
+                getattr(s, fn)()
+            assert str(got.value).startswith(str(want.value).split(".")[0])

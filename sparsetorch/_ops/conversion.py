@@ -249,11 +249,18 @@ def type_(input, dtype=None, non_blocking=False):
 # ---- Python scalars and NumPy ----
 
 
+# torch's names of the sparse layouts in its conversion errors
+_TORCH_LAYOUT_NAMES = {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr",
+                       "sparse_csc": "SparseCsc", "sparse_bsr": "SparseBsr",
+                       "sparse_bsc": "SparseBsc"}
+
+
 def _host(t):
     """The payload of a dense tensor as a NumPy array (copied from the GPU if needed)."""
     if t.layout is not strided:
+        name = _TORCH_LAYOUT_NAMES.get(t.layout.name, t.layout.name)
         raise TypeError(
-            f"can't convert {t.layout.name} layout tensor to numpy. Use Tensor.to_dense() first."
+            f"can't convert {name} layout tensor to numpy. Use Tensor.to_dense() first."
         )
     a = t._data
     return a if isinstance(a, np.ndarray) else a.get()
@@ -269,6 +276,9 @@ def item(input):
 
 def tolist(input):
     """The tensor as (nested) Python lists of numbers (a number for a 0-d tensor)."""
+    if input.layout is not strided:  # torch's error (a sparse tensor has no storage)
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage "
+                           "(a sparse tensor: call .to_dense().tolist())")
     return _host(input).tolist()
 
 
