@@ -161,6 +161,36 @@ def mm_section(args, z, bw):
             baseline)
 
 
+def _bag_variants(lib, fn, w0, ids0, offs0):
+    """The EmbeddingBag rows for one library (``lib``: sparsetorch or torch, ``fn`` its
+    functional): the whole iteration, forward + backward alone, the SparseAdam step alone."""
+    w = lib.nn.Parameter(lib.from_numpy(w0).cuda())
+    ids, offs = lib.from_numpy(ids0).cuda(), lib.from_numpy(offs0).cuda()
+    opt = lib.optim.SparseAdam([w], lr=1e-3)
+
+    def fwd_bwd():
+        fn.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
+
+    def iteration():
+        fwd_bwd()
+        opt.step()
+        w.grad = None
+
+    def fb():
+        fwd_bwd()
+        w.grad = None
+
+    fwd_bwd()
+    g = w.grad
+    w.grad = None
+
+    def step():
+        w.grad = g
+        opt.step()
+
+    return {"fwd+bwd+SparseAdam": iteration, "fwd+bwd": fb, "SparseAdam step": step}
+
+
 def bag_section(args, z, bw):
     num, dim, bags, per = z["num"], z["dim"], z["bags"], z["per_bag"]
     rng = np.random.default_rng(1)
@@ -171,57 +201,12 @@ def bag_section(args, z, bw):
     uniq = np.unique(ids0).size
     variants, baseline = {}, {}
 
-    w = st.nn.Parameter(st.from_numpy(w0).cuda())
-    ids, offs = st.from_numpy(ids0).cuda(), st.from_numpy(offs0).cuda()
-    opt = st.optim.SparseAdam([w], lr=1e-3)
-
-    def it_st():
-        F.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
-        opt.step()
-        w.grad = None
-
-    def fb_st():
-        F.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
-        w.grad = None
-
-    F.embedding_bag(ids, w, offs, mode="sum", sparse=True).sum().backward()
-    g_st = w.grad
-    w.grad = None
-
-    def step_st():
-        w.grad = g_st
-        opt.step()
-
-    variants["fwd+bwd+SparseAdam sparsetorch"] = _timed(it_st)
-    variants["fwd+bwd sparsetorch"] = _timed(fb_st)
-    variants["SparseAdam step sparsetorch"] = _timed(step_st)
-    if TORCH_CUDA:
-        tw = torch.nn.Parameter(torch.from_numpy(w0).cuda())
-        tids, toffs = torch.from_numpy(ids0).cuda(), torch.from_numpy(offs0).cuda()
-        topt = torch.optim.SparseAdam([tw], lr=1e-3)
-
-        def it_t():
-            TF.embedding_bag(tids, tw, toffs, mode="sum", sparse=True).sum().backward()
-            topt.step()
-            tw.grad = None
-
-        def fb_t():
-            TF.embedding_bag(tids, tw, toffs, mode="sum", sparse=True).sum().backward()
-            tw.grad = None
-
-        TF.embedding_bag(tids, tw, toffs, mode="sum", sparse=True).sum().backward()
-        g_t = tw.grad
-        tw.grad = None
-
-        def step_t():
-            tw.grad = g_t
-            topt.step()
-
-        variants["fwd+bwd+SparseAdam torch"] = _timed(it_t)
-        variants["fwd+bwd torch"] = _timed(fb_t)
-        variants["SparseAdam step torch"] = _timed(step_t)
-        for row in ("fwd+bwd+SparseAdam", "fwd+bwd", "SparseAdam step"):
-            baseline[f"{row} sparsetorch"] = f"{row} torch"
+    libs = [("sparsetorch", st, F)] + ([("torch", torch, TF)] if TORCH_CUDA else [])
+    for name, lib, fn in libs:
+        for row, f in _bag_variants(lib, fn, w0, ids0, offs0).items():
+            variants[f"{row} {name}"] = _timed(f)
+            if name == "torch":
+                baseline[f"{row} sparsetorch"] = f"{row} torch"
     # forward gathers every id's row once, writes the bags; backward writes one gradient row per
     # id; the step reads/writes param, exp_avg, exp_avg_sq for each distinct row
     n = bags * per
