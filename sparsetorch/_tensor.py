@@ -509,4 +509,5 @@ from . import _tensor_methods  # noqa: E402
 from ._ops import pointwise as _pw  # noqa: E402  (operators call the op objects directly)
 
 _tensor_methods._ops = _ops
+_tensor_methods._document(Tensor)  # docstrings of the methods (forwards: from the ops)
 from .autograd import engine as _engine  # noqa: E402

@@ -888,3 +888,37 @@ def _linalg():
     from .linalg import _aliases
 
     return _aliases
+
+
+def _document(tensor_cls):
+    """Docstrings for the forwards above, in torch's style (``abs()`` then "See :func:`torch.abs`"):
+    the signature from this file, the op's own summary line; those of ``_tensor_docs.DOCS`` for the
+    data model's methods and properties. Run by ``_tensor.py`` once ``_ops`` is bound (``help(x.abs)``;
+    tests/test_docstrings.py checks every public method has one)."""
+    import re
+
+    from ._tensor_docs import DOCS
+
+    for name, doc in DOCS.items():
+        v = tensor_cls.__dict__.get(name, TensorMethods.__dict__.get(name))
+        if v is not None and not v.__doc__:
+            v.__doc__ = doc
+    with open(__file__, encoding="utf-8") as f:
+        src = f.read()
+    forward = re.compile(r"^    def (\w+)\(self(?:, )?([^:]*?)\):\n\s+return (_ops|_linalg\(\))\.(\w+)\(", re.M)
+    public = set(_ops.__all__)
+    for name, sig, via, target in forward.findall(src):
+        fn = TensorMethods.__dict__.get(name)
+        if fn is None or fn.__doc__:
+            continue
+        sig = " ".join(sig.split())
+        head = f"{name}({sig})\n\n"
+        if name.endswith("_") and name[:-1] in TensorMethods.__dict__:
+            fn.__doc__ = head + f"In-place version of :meth:`~Tensor.{name[:-1]}`."
+            continue
+        doc = (getattr(getattr(_ops, target, None), "__doc__", None) or "").strip() if via == "_ops" else ""
+        summary = " ".join(doc.split("\n\n")[0].split())
+        if via != "_ops" or target in public:
+            fn.__doc__ = head + f"See :func:`sparsetorch.{target}`." + (f" {summary}" if summary else "")
+        elif summary:
+            fn.__doc__ = head + summary
