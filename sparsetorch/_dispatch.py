@@ -49,7 +49,7 @@ class Op:
 
     __slots__ = (
         "name", "inputs", "params", "kernels", "strided", "formulas", "node_cls",
-        "zero_preserving", "view", "saves",
+        "zero_preserving", "view", "saves", "holomorphic",
     )
 
     def __repr__(self):
@@ -93,11 +93,16 @@ class OpNode(Node):
         if self._released:
             raise RuntimeError(RELEASED_MESSAGE)
         env = unpack_saved(self) if self.saved else {}
-        env["grad"] = grad_outputs[0]
+        grad = grad_outputs[0]
+        # torch's complex convention: a formula written as for real inputs (grad * f'(z)) gives
+        # dL/dz* as conj(f(conj(grad))) = grad * conj(f'(z)); see defop's ``holomorphic``
+        flip = self.op.holomorphic and grad is not None and grad.dtype.is_complex
+        env["grad"] = grad.conj() if flip else grad
         out = []
         for need, (f, names) in zip(self.needs, self.op.formulas):
             if need:
-                out.append(f(*[env[n] for n in names]))
+                g = f(*[env[n] for n in names])
+                out.append(g.conj() if flip and g is not None else g)
             else:
                 out.append(None)
         return out
@@ -121,7 +126,8 @@ def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
 
-def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preserving=None, view=False):
+def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preserving=None, view=False,
+          holomorphic=True):
     """Declare an op.
 
     ``kernels`` maps a tuple of layouts (one per tensor input) to ``kernel(be, *payloads, *params)``.
@@ -130,6 +136,13 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     so they work for every layout and give higher derivatives. An input without a formula is not
     differentiable. ``zero_preserving`` records whether f(0) == 0 (used in error hints and checked
     by the tests).
+
+    Complex inputs follow torch's convention: the gradient of a real loss L w.r.t. a complex z is
+    dL/dz* (conjugate Wirtinger). With ``holomorphic=True`` (the default) a formula is written as
+    for real inputs (``grad * f'(z)``, linear in ``grad``) and, when ``grad`` is complex, the node
+    returns ``conj(formula(conj(grad)))``, i.e. ``grad * conj(f'(z))``: right for holomorphic ops
+    and for ops with real coefficients (sums, shapes, indexing). Ops that are neither (``sgn``,
+    ``complex``, ``real``...) pass ``holomorphic=False`` and write torch's formula themselves.
     """
     op = Op()
     op.name = name
@@ -139,6 +152,7 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     op.strided = op.kernels.get((strided,) * len(op.inputs))
     op.zero_preserving = zero_preserving
     op.view = view
+    op.holomorphic = holomorphic
     grads = grads or {}
     unknown = set(grads) - set(op.inputs)
     if unknown:

@@ -151,6 +151,7 @@ _dot_op = defop(
     "dot", {SS: _matmul_kernel}, inputs=("input", "other"),
     grads={"input": lambda grad, other: grad * other.conj(),
            "other": lambda grad, input: grad * input.conj()},
+    holomorphic=False,  # the formulas already follow torch's conjugate convention
 )
 
 

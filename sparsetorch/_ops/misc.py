@@ -443,7 +443,8 @@ def _as_complex_kernel(be, x):
 _view_as_real_op = defop("view_as_real", {(strided,): _as_real_kernel}, view=True,
                          grads={"input": lambda grad: view_as_complex(grad.contiguous())})
 _view_as_complex_op = defop("view_as_complex", {(strided,): _as_complex_kernel}, view=True,
-                            grads={"input": lambda grad: view_as_real(grad)})
+                            grads={"input": lambda grad: view_as_real(grad)},
+                            holomorphic=False)  # complex grad -> its (re, im) pairs, no conj
 
 
 def view_as_real(input):
@@ -466,7 +467,7 @@ def view_as_complex(input):
                            f"tensors, but got a tensor of scalar type: {input.dtype}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if input.layout is strided and input._data.strides[-1] != input._data.itemsize:
+    if input.layout is strided and input._data.size and input._data.strides[-1] != input._data.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1 (call .contiguous() "
                            "first)")
     cplx = D.complex64 if input.dtype is D.float32 else D.complex128

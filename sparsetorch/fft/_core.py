@@ -90,9 +90,10 @@ def _c2r_backward(grad, dims, mode, last_n):
 
 
 _c2c_op = defop("_fft_c2c", {S: _c2c_kernel}, params=("dims", "mode", "forward"),
-                grads={"input": lambda grad, dims, mode, forward: c2c(grad, dims, mode, not forward)})
+                grads={"input": lambda grad, dims, mode, forward: c2c(grad, dims, mode, not forward)},
+                holomorphic=False)  # these formulas are the adjoints already (torch's convention)
 _r2c_op = defop("_fft_r2c", {S: _r2c_kernel}, params=("dims", "mode", "forward", "onesided"),
-                grads={"input": _r2c_backward})
+                grads={"input": _r2c_backward}, holomorphic=False)
 _c2r_op = defop("_fft_c2r", {S: _c2r_kernel}, params=("dims", "mode", "last_n"),
                 grads={"input": _c2r_backward})
 
