@@ -424,3 +424,47 @@ def test_mha_forward_static_kv_parity():
         st.nn.functional.multi_head_attention_forward(
             st.tensor(x), st.tensor(x), st.tensor(x), 4, 2, st.tensor(w), None, None, None, False,
             0.0, st.tensor(wo), None, static_k=st.ones(3, 5, 2), static_v=st.tensor(sv))
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_mha_weights_are_differentiable_and_nan_rows(average):
+    tm, sm = _mha_pair("float64")
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((4, 2, 8))
+    tx, sx = _pair(x)
+    to, tw = tm(tx, tx, tx, average_attn_weights=average)
+    so, sw = sm(sx, sx, sx, average_attn_weights=average)
+    g = rng.standard_normal(tuple(tw.shape))
+    (to.sum() + (tw * torch.tensor(g)).sum()).backward()
+    (so.sum() + (sw * st.tensor(g)).sum()).backward()
+    _close(sw, tw, 1e-10)
+    _close(sx.grad, tx.grad, 1e-9)
+    tp = dict(tm.named_parameters())
+    for name, p in sm.named_parameters():
+        _close(p.grad, tp[name].grad, 1e-9)
+    m = np.zeros((4, 4), bool)
+    m[2] = True  # query 2 sees no key: NaN output and weights, as torch's explicit softmax
+    with torch.no_grad():
+        to, tw = tm(tx, tx, tx, attn_mask=torch.tensor(m), average_attn_weights=average)
+    so, sw = sm(sx, sx, sx, attn_mask=st.tensor(m), average_attn_weights=average)
+    np.testing.assert_allclose(so.detach().numpy(), to.numpy(), rtol=1e-10, atol=1e-10,
+                               equal_nan=True)
+    np.testing.assert_allclose(sw.detach().numpy(), tw.numpy(), rtol=1e-10, atol=1e-10,
+                               equal_nan=True)
+    assert np.isnan(sw.detach().numpy()).any()
+
+
+def test_attention_core_weights_second_order():
+    from sparsetorch.autograd import gradgradcheck
+    from sparsetorch.nn._functional.attention_core import attention_core
+
+    rng = np.random.default_rng(15)
+    q, k, v = (st.tensor(rng.standard_normal(s), requires_grad=True)
+               for s in ((2, 3, 2), (2, 4, 2), (2, 4, 2)))
+
+    def f(a, b, c):
+        out, w = attention_core(a, b, c, None, None, 0.7, True)
+        return out.sum(-1) + (w * w).sum(-1)
+
+    assert st.autograd.gradcheck(f, (q, k, v))
+    assert gradgradcheck(f, (q, k, v))

@@ -23,7 +23,7 @@ from ..._dtype import float32, float64, int64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
 from .activation import softmax
-from .attention_core import attention_core
+from .attention_core import _fits, attention_core
 from .conv import pad
 from .linear import dropout
 from .sparse_attention import sddmm, spmm
@@ -414,6 +414,22 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
+    if need_weights and dropout_p == 0.0 and q.dtype in _FUSED_DTYPES and \
+            (attn_mask is None or (not attn_mask.requires_grad and _fits(attn_mask.shape, (
+                q.shape[0], q.shape[1], k.shape[1])))):
+        out, w = attention_core(q, k, v, attn_mask, None, math.sqrt(1.0 / head_dim), True, True)
+        if bf:
+            out = out.view(bsz, num_heads, tgt_len, head_dim).permute(0, 2, 1, 3).reshape(
+                bsz, tgt_len, embed_dim)
+        else:
+            out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
+        out = _linear_rows(out, out_proj_weight, out_proj_bias)
+        w = w.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            w = w.mean(dim=1)
+        if not is_batched:
+            out, w = out.squeeze(1), w.squeeze(0)
+        return out, w
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / head_dim)
         if attn_mask is not None:

@@ -35,7 +35,7 @@ def _scores(xp, q, k, bias, scale):
     return s
 
 
-def _probs(xp, q, k, bias, keep, scale):
+def _probs(xp, q, k, bias, keep, scale, nan_rows=False):
     """softmax over the last dim in place. The shift is the global max (one fast reduction; any
     shift per row gives the same softmax) unless some row's sum then falls below sqrt(tiny): that
     row would lose precision to underflow, and the per-row max is used instead."""
@@ -53,11 +53,13 @@ def _probs(xp, q, k, bias, keep, scale):
             return s
         s = _scores(xp, q, k, bias, scale)
     m = s.max(-1, keepdims=True)
-    m[~xp.isfinite(m)] = 0
+    if not nan_rows:  # else a row of -inf stays NaN, as an explicit softmax gives
+        m[~xp.isfinite(m)] = 0
     s -= m
     xp.exp(s, out=s)
     z = xp.matmul(s, ones)
-    z[z == 0] = 1
+    if not nan_rows:
+        z[z == 0] = 1
     s /= z
     if keep is not None:
         s *= keep
@@ -66,20 +68,27 @@ def _probs(xp, q, k, bias, keep, scale):
 
 class _AttentionCore(Function):
     @staticmethod
-    def forward(ctx, q, k, v, bias, keep, scale):
+    def forward(ctx, q, k, v, bias, keep, scale, need_probs, nan_rows):
         xp = get_backend(q.device).xp
         p = _probs(xp, q._data, k._data, None if bias is None else bias._data,
-                   None if keep is None else keep._data, scale)
+                   None if keep is None else keep._data, scale, nan_rows)
         out = xp.matmul(p, v._data)
         ctx.scale = scale
         ctx.p = p
         ctx.save_for_backward(q, k, v, bias, keep)
-        return wrap(out, q.dtype, q.device, strided)
+        out = wrap(out, q.dtype, q.device, strided)
+        if not need_probs:
+            return out
+        ctx.set_materialize_grads(False)
+        return out, wrap(p.copy(), q.dtype, q.device, strided)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, grad_p=None):
         q, k, v, bias, keep = ctx.saved_tensors
         scale = ctx.scale
+        nones = (None,) * 5
+        if grad is None and grad_p is None:
+            return (None, None, None) + nones
         if is_grad_enabled():  # create_graph: differentiable recomputation
             s = _ops.matmul(q, k.transpose(-2, -1)) * scale
             if bias is not None:
@@ -87,29 +96,38 @@ class _AttentionCore(Function):
             p = _ops.softmax(s, -1)
             if keep is not None:
                 p = p * keep
-            gv = _ops.matmul(p.transpose(-2, -1), grad)
-            gp = _ops.matmul(grad, v.transpose(-2, -1))
+            gv = None if grad is None else _ops.matmul(p.transpose(-2, -1), grad)
+            gp = None if grad is None else _ops.matmul(grad, v.transpose(-2, -1))
+            if grad_p is not None:
+                gp = grad_p if gp is None else gp + grad_p
             gs = p * (gp - (gp * p).sum(-1, keepdim=True))
             return (_ops.matmul(gs, k) * scale, _ops.matmul(gs.transpose(-2, -1), q) * scale,
-                    gv, None, None, None)
+                    gv) + nones
         xp = get_backend(q.device).xp
         p = ctx.p
-        g = grad._data
-        gv = xp.matmul(xp.swapaxes(p, -1, -2), g)
-        gs = xp.matmul(g, xp.swapaxes(v._data, -1, -2))
+        dt, dev = q.dtype, q.device
+        gv = None
+        if grad is not None:
+            g = grad._data
+            gv = wrap(xp.matmul(xp.swapaxes(p, -1, -2), g), dt, dev, strided)
+            gs = xp.matmul(g, xp.swapaxes(v._data, -1, -2))
+            if grad_p is not None:
+                gs += grad_p._data
+        else:
+            gs = xp.array(grad_p._data, copy=True)
         gs -= xp.einsum("...ij,...ij->...i", gs, p)[..., None]
         gs *= p
         gq = xp.matmul(gs, k._data)
         gq *= gq.dtype.type(scale)
         gk = xp.matmul(xp.swapaxes(gs, -1, -2), q._data)
         gk *= gk.dtype.type(scale)
-        dt, dev = q.dtype, q.device
-        return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided),
-                wrap(gv, dt, dev, strided), None, None, None)
+        return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided), gv) + nones
 
 
-def attention_core(q, k, v, bias, keep, scale):
+def attention_core(q, k, v, bias, keep, scale, need_probs=False, nan_rows=False):
     """``softmax(q k^T * scale + bias) * keep @ v``; ``bias`` float (broadcast to the scores) or
     None, ``keep`` a 0/1 float multiplier of the weights (fully masked rows) or None. Neither
-    ``bias`` nor ``keep`` gets a gradient (the caller checks they do not require one)."""
-    return _AttentionCore.apply(q, k, v, bias, keep, scale)
+    ``bias`` nor ``keep`` gets a gradient (the caller checks they do not require one).
+    ``need_probs``: also return the weights (differentiable). ``nan_rows``: a row whose scores
+    are all -inf gives NaN weights (an explicit softmax's result) instead of zeros."""
+    return _AttentionCore.apply(q, k, v, bias, keep, scale, need_probs, nan_rows)
