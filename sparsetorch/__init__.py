@@ -50,7 +50,7 @@ from . import multiprocessing  # noqa: F401,E402 - torch.multiprocessing (shares
 from . import hub  # noqa: F401,E402 - torch.hub (checkpoints from URLs, local hubconf.py)
 from ._legacy import (  # noqa: F401,E402 - legacy typed tensors (torch.FloatTensor & co.)
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
-    IntTensor, LongTensor, ShortTensor, set_default_tensor_type,
+    IntTensor, LongTensor, ShortTensor, set_default_tensor_type, typename,
 )
 # platform modules (torch.backends, jit, compile, accelerator, version, ops: see docs/design-notes.md)
 from . import accelerator, backends, compiler, jit, version  # noqa: F401,E402

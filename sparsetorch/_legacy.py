@@ -25,6 +25,7 @@ from ._tensor import Tensor
 __all__ = [
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "set_default_tensor_type",
+    "typename",
 ]
 
 _KINDS = (
@@ -182,3 +183,19 @@ def set_default_tensor_type(t, /):
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     D.set_default_dtype(t.dtype)
+
+
+def typename(obj, /):
+    """torch.typename: a tensor's legacy type name (``'torch.FloatTensor'``), else the dotted
+    name of the object (a class or function) or of its class; builtins without module."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = type(obj).__module__ or ""
+        qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"

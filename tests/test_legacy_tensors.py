@@ -724,3 +724,24 @@ def test_old_warmup_tutorial_runs_unchanged():
     assert s["out"][1:3] == t["out"][1:3] == ("torch.FloatTensor", True)
     assert s["x"].dtype is st.float32
     np.testing.assert_allclose(s["out"][0], t["out"][0], rtol=1e-4)
+
+
+@pytest.mark.parametrize("name,npdt", [("FloatTensor", np.float32), ("DoubleTensor", np.float64),
+                                       ("LongTensor", np.int64), ("FloatTensor", np.float64),
+                                       ("IntTensor", np.int64)])
+def test_audit_numpy_data_of_the_class_dtype_is_shared_as_torch(name, npdt):
+    results = []
+    for mod in (torch, st):
+        a = np.arange(6, dtype=npdt).reshape(2, 3).T  # non-contiguous too
+        x = getattr(mod, name)(a)
+        x.add_(1)
+        results.append((a.tolist(), tuple(x.shape), tuple(x.stride()), x.tolist()))
+    assert results[0] == results[1]
+
+
+def test_audit_typename():
+    for expr in ("torch.ones(2)", "torch.ones(2, dtype=torch.int64).to_sparse()",
+                 "torch.zeros(1, dtype=torch.bool)", "3", "len", "'a'"):
+        assert (st.typename(eval(expr, {"torch": st})) ==
+                torch.typename(eval(expr, {"torch": torch})))
+    assert st.typename(st.nn.Linear) == "sparsetorch.nn.modules.linear.Linear"

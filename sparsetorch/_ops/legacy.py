@@ -23,7 +23,7 @@ from .._device import CPU, as_device
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
 from ._data import parse_size
-from .creation import empty, tensor, zeros
+from .creation import empty, from_numpy, tensor, zeros
 from .sparse_core import sparse_coo_tensor, sparse_csr_tensor
 
 __all__ = []
@@ -183,7 +183,16 @@ def _dense(dtype, device, given, args, kwargs):
         raise TypeError(f"new(): invalid data type '{_tname(a)}'")
     if a is None or isinstance(a, (numbers.Number, np.generic)):
         raise TypeError(f"new(): data must be a sequence (got {_tname(a)})")
+    if isinstance(a, np.ndarray) and device.type == "cpu" and _np_dtype_is(a.dtype, dtype):
+        return from_numpy(a)  # as torch: an array of the class's dtype is shared, not copied
     return tensor(a, dtype=dtype, device=device)
+
+
+def _np_dtype_is(np_dtype, dtype):
+    try:
+        return D.from_numpy_dtype(np_dtype) is dtype
+    except TypeError:
+        return False
 
 
 def _alias(t, dtype, device, layout, given):
