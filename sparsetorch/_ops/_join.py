@@ -133,10 +133,16 @@ def cat(tensors, dim=0, *, out=None):
 
 
 def concat(tensors, dim=0, *, out=None):
+    """concat(tensors, dim=0, *, out=None) -> Tensor
+
+    Alias of :func:`sparsetorch.cat` (COO and CSR inputs join as in ``cat``)."""
     return cat(tensors, dim, out=out)
 
 
 def concatenate(tensors, axis=0, out=None):
+    """concatenate(tensors, axis=0, out=None) -> Tensor
+
+    Alias of :func:`sparsetorch.cat` (NumPy's spelling)."""
     return cat(tensors, axis, out=out)
 
 
@@ -222,10 +228,17 @@ def atleast_1d(*tensors):
 
 
 def atleast_2d(*tensors):
+    """atleast_2d(*tensors) -> Tensor or tuple of Tensors
+
+    Views of the inputs with at least two dims (a 1-D ``x`` becomes ``[1, n]``)."""
     return _atleast(tensors, _2d, "atleast_2d")
 
 
 def atleast_3d(*tensors):
+    """atleast_3d(*tensors) -> Tensor or tuple of Tensors
+
+    Views of the inputs with at least three dims (``[n]`` -> ``[1, n, 1]``,
+    ``[m, n]`` -> ``[m, n, 1]``)."""
     return _atleast(tensors, _3d, "atleast_3d")
 
 

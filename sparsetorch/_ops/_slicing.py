@@ -193,6 +193,9 @@ def flip(input, *args, dims=None):
 
 
 def fliplr(input):
+    """fliplr(input) -> Tensor
+
+    ``input`` (at least 2-D) with its columns reversed (``flip(input, (1,))``, a copy)."""
     check_tensor(input, "fliplr")
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
@@ -200,6 +203,9 @@ def fliplr(input):
 
 
 def flipud(input):
+    """flipud(input) -> Tensor
+
+    ``input`` (at least 1-D) with its rows reversed (``flip(input, (0,))``, a copy)."""
     check_tensor(input, "flipud")
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")

@@ -213,6 +213,10 @@ _polygamma_op = defop(
 
 
 def polygamma(n, input, *, out=None):
+    """polygamma(n, input, *, out=None) -> Tensor
+
+    The ``n``-th derivative of the digamma function of ``input``, elementwise (floating result).
+    Strided only: polygamma does not map 0 to 0 (sparse input raises NotImplementedError)."""
     check_tensor(input, "polygamma")
     dt = _unary_dtype(FLOAT, input.dtype, "polygamma")
     return with_out(call(_polygamma_op, (input,), (int(n),), dt, dt), out, "polygamma")
@@ -232,6 +236,10 @@ _round_op = defop(
 
 
 def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
+    """round(input, *, decimals=0, out=None) -> Tensor
+
+    ``input`` rounded to ``decimals`` decimal places, halves to even (as torch). Works on COO and
+    CSR tensors (on the stored values); its gradient is zero."""
     check_tensor(input, "round")
     return with_out(call(_round_op, (input,), (decimals,)), out, "round")
 
@@ -260,6 +268,10 @@ def _in_range(x, lo, hi):
 
 
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
+    """clamp(input, min=None, max=None, *, out=None) -> Tensor
+
+    ``input`` clamped into ``[min, max]`` (numbers or tensors; ``clip`` is an alias). Sparse COO/CSR
+    input works when 0 lies in ``[min, max]`` (the implicit zeros stay zero), else it raises."""
     check_tensor(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
@@ -280,10 +292,16 @@ clip = clamp
 
 
 def clamp_min(input, min):  # noqa: A002
+    """clamp_min(input, min) -> Tensor
+
+    ``clamp(input, min=min)``."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):  # noqa: A002
+    """clamp_max(input, max) -> Tensor
+
+    ``clamp(input, max=max)``."""
     return clamp(input, max=max)
 
 
@@ -297,6 +315,10 @@ _nan_to_num_op = defop(
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor
+
+    ``input`` with NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (the dtype's
+    largest / lowest finite values by default). Works on COO and CSR tensors (stored values)."""
     check_tensor(input, "nan_to_num")
     return with_out(call(_nan_to_num_op, (input,), (nan, posinf, neginf)), out, "nan_to_num")
 
@@ -317,6 +339,10 @@ def _logit_grad(grad, x, eps):
 
 
 def logit(input, eps=None, *, out=None):
+    """logit(input, eps=None, *, out=None) -> Tensor
+
+    ``log(p / (1 - p))`` of ``input`` elementwise, ``input`` first clamped to ``[eps, 1 - eps]``
+    when ``eps`` is given. Strided only (logit(0) is -inf, so a sparse result would be dense)."""
     check_tensor(input, "logit")
     dt = _unary_dtype(FLOAT, input.dtype, "logit")
     return with_out(call(_logit_op, (input,), (eps,), dt, dt), out, "logit")
@@ -622,6 +648,10 @@ divide = div
 
 
 def floor_divide(input, other, *, out=None):
+    """floor_divide(input, other, *, out=None) -> Tensor
+
+    ``input / other`` rounded down (``div(input, other, rounding_mode='floor')``), with type
+    promotion and broadcasting. Strided tensors only."""
     return _floor_divide(input, other, out=out)
 
 
