@@ -1,18 +1,15 @@
 """``Bernoulli(probs=None, logits=None)``."""
 
-from numbers import Number
-
 from . import _t as T
 from . import constraints
+from ._util import ProbsLogits, enumerated, expand_params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
-_ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
-
-class Bernoulli(ExponentialFamily):
+class Bernoulli(ProbsLogits, ExponentialFamily):
     """A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}  # noqa: RUF012 - torch's class-level table
@@ -21,30 +18,13 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_ONE_OF)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch = T.Size() if is_scalar else self._param.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._set_probs_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = T.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._expand_probs_logits(new, T.Size(batch_shape))
+        return expand_params(self, new, batch_shape)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -62,18 +42,6 @@ class Bernoulli(ExponentialFamily):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
-
     def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
         with T.no_grad():
@@ -90,7 +58,4 @@ class Bernoulli(ExponentialFamily):
 
     def enumerate_support(self, expand=True):
         values = T.arange(2, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return enumerated(values, self._batch_shape, expand)

@@ -2,13 +2,13 @@
 
 from . import _t as T
 from . import constraints
+from ._util import ProbsLogits, enumerated, expand_params
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
 
 
-class Binomial(Distribution):
+class Binomial(ProbsLogits, Distribution):
     """The number of successes in ``total_count`` Bernoulli trials of probability ``probs``
     (or ``sigmoid(logits)``); ``total_count`` broadcasts with the probabilities."""
 
@@ -17,30 +17,14 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._set_probs_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._expand_probs_logits(new, T.Size(batch_shape))
+        return expand_params(self, new, batch_shape, ("total_count",))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -57,18 +41,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=T.EMPTY_SIZE):
         """Sums of Bernoulli draws (one per possible trial, masked beyond ``total_count``)."""
@@ -107,7 +79,4 @@ class Binomial(Distribution):
         if not bool(self.total_count.min().item() == total):
             raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
         values = T.arange(1 + total, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return enumerated(values, self._batch_shape, expand)

@@ -2,9 +2,10 @@
 
 from . import _t as T
 from . import constraints
+from ._util import ProbsLogits, expand_params
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -13,7 +14,7 @@ def _logsigmoid(x):
     return -(x.neg().clamp(min=0) + T.log1p(T.exp(-x.abs())))
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(ProbsLogits, Distribution):
     """Successes before ``total_count`` failures of Bernoulli trials of success ``probs``."""
 
     arg_constraints = {  # noqa: RUF012 - torch's class-level table
@@ -24,30 +25,14 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._set_probs_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._expand_probs_logits(new, T.Size(batch_shape))
+        return expand_params(self, new, batch_shape, ("total_count",))
 
     @property
     def mean(self):
@@ -60,18 +45,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / T.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

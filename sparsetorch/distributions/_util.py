@@ -1,0 +1,81 @@
+"""Pieces the distributions share: the probs/logits parameterisation, broadcasting and expanding
+named parameters, and the values of a finite support."""
+
+from . import _t as T
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["LazyProbsLogits", "ProbsLogits", "enumerated", "expand_params", "set_params"]
+
+ONE_OF = "Either `probs` or `logits` must be specified, but not both."
+
+
+def set_params(dist, **params):
+    """Broadcasts ``params`` (tensors or numbers) together, stores each on ``dist`` under its
+    name and returns their common shape (the batch shape)."""
+    values = broadcast_all(*params.values())
+    for name, value in zip(params, values):
+        setattr(dist, name, value)
+    return values[0].size()
+
+
+def expand_params(dist, new, batch_shape, names=(), event_shape=T.EMPTY_SIZE):
+    """The body of ``expand``: ``new`` gets ``dist``'s parameters ``names`` expanded to
+    ``batch_shape``, the shapes, and ``dist``'s validation flag; returns ``new``."""
+    batch_shape = T.Size(batch_shape)
+    for name in names:
+        setattr(new, name, getattr(dist, name).expand(batch_shape))
+    Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
+def enumerated(values, batch_shape, expand):
+    """The support ``values`` along a new leading dim, broadcast over (``expand``: expanded to)
+    ``batch_shape``."""
+    values = values.view((-1,) + (1,) * len(batch_shape))
+    if expand:
+        values = values.expand((-1,) + tuple(batch_shape))
+    return values
+
+
+class LazyProbsLogits:
+    """Mixin of distributions given by ``probs`` or ``logits``: the other is computed on first
+    use. ``_binary``: a success probability each (sigmoid); otherwise probabilities over the
+    last dim (softmax)."""
+
+    _binary = True
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=self._binary)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=self._binary)
+
+
+class ProbsLogits(LazyProbsLogits):
+    """``LazyProbsLogits`` with the given tensor kept as ``_param`` (``param_shape``)."""
+
+    def _set_probs_logits(self, probs, logits, *others):
+        """Stores the given one of ``probs`` / ``logits`` (and ``_param``) broadcast after
+        ``others``; returns ``others`` broadcast with it."""
+        if (probs is None) == (logits is None):
+            raise ValueError(ONE_OF)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        *others, param = broadcast_all(*others, given)
+        setattr(self, name, param)
+        self._param = param
+        return others
+
+    def _expand_probs_logits(self, new, param_shape):
+        """``new`` gets whichever of ``probs`` / ``logits`` this one holds, expanded."""
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(param_shape))
+                new._param = getattr(new, name)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
