@@ -107,10 +107,17 @@ _default = [float32]
 
 
 def get_default_dtype():
+    """get_default_dtype() -> dtype
+
+    The default floating-point dtype (``float32`` unless changed by :func:`set_default_dtype`)."""
     return _default[0]
 
 
 def set_default_dtype(d):
+    """set_default_dtype(d) -> None
+
+    Set the default floating-point dtype (float32 or float64, ...) that factories and Python floats
+    use; complex defaults follow (complex128 for float64, else complex64)."""
     if not isinstance(d, dtype) or not (d.is_floating_point):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
@@ -203,6 +210,11 @@ def can_cast(from_, to):
 
 
 class finfo:
+    """finfo(type=None)
+
+    Machine limits of a floating-point (or complex: of its real part) dtype, the default dtype if
+    none: ``bits, eps, max, min, tiny, smallest_normal, resolution, dtype``."""
+
     def __init__(self, type=None):
         type = type or _default[0]
         if not (type.is_floating_point or type.is_complex):
@@ -215,6 +227,10 @@ class finfo:
 
 
 class iinfo:
+    """iinfo(type)
+
+    Machine limits of an integer (or bool) dtype: ``bits, max, min, dtype``."""
+
     def __init__(self, type):
         if type._cat != _INT and type is not bool:
             raise TypeError(f"iinfo() requires an integer input type, got {type}")

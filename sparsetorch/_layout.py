@@ -4,6 +4,9 @@ __all__ = ["layout", "strided", "sparse_coo", "sparse_csr"]
 
 
 class layout:
+    """The memory layout of a Tensor: ``sparsetorch.strided`` (dense), ``sparse_coo`` or
+    ``sparse_csr`` (``x.layout``; the ``layout=`` argument of factories and conversions)."""
+
     __slots__ = ("name",)
 
     def __init__(self, name):

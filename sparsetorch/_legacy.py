@@ -117,6 +117,10 @@ def _make(module, name, dtype_name, layout, device_type):
         "_layout": layout,
         "_device_type": device_type,
         "_legacy_name": f"torch{module}.{name}",
+        "__doc__": f"Legacy typed tensor class ``torch{module}.{name}``: ``{name}(*sizes)`` or "
+                   f"``{name}({'indices, values, size' if layout is sparse_coo else 'data'})`` "
+                   f"builds a {dtype_name} {layout.name} tensor on the "
+                   f"{device_type.upper()}; ``isinstance(x, {name})`` checks dtype, layout and device.",
     })
 
 

@@ -157,10 +157,16 @@ def set_autocast_enabled(*args):
 
 
 def get_autocast_dtype(device_type):
+    """get_autocast_dtype(device_type) -> dtype
+
+    The dtype autocast casts to on ``device_type`` ('cpu' or 'cuda')."""
     return _ac.state().dtype[_autocast_device(device_type)]
 
 
 def set_autocast_dtype(device_type, dtype):
+    """set_autocast_dtype(device_type, dtype) -> None
+
+    Set the dtype autocast casts to on ``device_type``."""
     if not isinstance(dtype, D.dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' must be a dtype, not "
                         f"{type(dtype).__name__}")
@@ -168,24 +174,39 @@ def set_autocast_dtype(device_type, dtype):
 
 
 def is_autocast_cache_enabled():
+    """is_autocast_cache_enabled() -> bool
+
+    Whether autocast caches the casts of leaf tensors inside a region."""
     return _ac.state().cache_enabled
 
 
 def set_autocast_cache_enabled(enabled):
+    """set_autocast_cache_enabled(enabled) -> None
+
+    Turn autocast's cast cache on or off."""
     _ac.state().cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache():
+    """clear_autocast_cache() -> None
+
+    Drop the casts autocast has cached."""
     _ac.state().cache.clear()
 
 
 def autocast_increment_nesting():
+    """autocast_increment_nesting() -> int
+
+    Enter one level of autocast nesting; returns the new depth."""
     s = _ac.state()
     s.nesting += 1
     return s.nesting
 
 
 def autocast_decrement_nesting():
+    """autocast_decrement_nesting() -> int
+
+    Leave one level of autocast nesting; returns the new depth."""
     s = _ac.state()
     s.nesting -= 1
     return s.nesting
@@ -197,31 +218,49 @@ def _deprecated(old, new):
 
 
 def is_autocast_cpu_enabled():
+    """is_autocast_cpu_enabled() -> bool
+
+    Deprecated: ``is_autocast_enabled('cpu')`` (warns)."""
     _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled):
+    """set_autocast_cpu_enabled(enabled) -> None
+
+    Deprecated: ``set_autocast_enabled('cpu', enabled)`` (warns)."""
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    """get_autocast_cpu_dtype() -> dtype
+
+    Deprecated: ``get_autocast_dtype('cpu')`` (warns)."""
     _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype):
+    """set_autocast_cpu_dtype(dtype) -> None
+
+    Deprecated: ``set_autocast_dtype('cpu', dtype)`` (warns)."""
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    """get_autocast_gpu_dtype() -> dtype
+
+    Deprecated: ``get_autocast_dtype('cuda')`` (warns)."""
     _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return get_autocast_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype):
+    """set_autocast_gpu_dtype(dtype) -> None
+
+    Deprecated: ``set_autocast_dtype('cuda', dtype)`` (warns)."""
     _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     set_autocast_dtype("cuda", dtype)
 

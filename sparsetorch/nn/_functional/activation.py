@@ -183,6 +183,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu_(input, negative_slope=0.01) -> Tensor
+
+    In-place version of :func:`leaky_relu`."""
     return leaky_relu(input, negative_slope, True)
 
 
@@ -193,6 +196,9 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def elu_(input, alpha=1.0):
+    """elu_(input, alpha=1.0) -> Tensor
+
+    In-place version of :func:`elu`."""
     return elu(input, alpha, True)
 
 
@@ -230,10 +236,16 @@ def mish(input, inplace=False):
 
 
 def sigmoid(input):
+    """sigmoid(input) -> Tensor
+
+    ``1 / (1 + exp(-x))`` elementwise; see :func:`sparsetorch.sigmoid`."""
     return _sigmoid(input)
 
 
 def tanh(input):
+    """tanh(input) -> Tensor
+
+    Hyperbolic tangent elementwise; see :func:`sparsetorch.tanh`."""
     return _tanh(input)
 
 
@@ -243,6 +255,9 @@ def softsign(input):
 
 
 def tanhshrink(input):
+    """tanhshrink(input) -> Tensor
+
+    ``x - tanh(x)`` elementwise."""
     return input - input.tanh()
 
 
@@ -267,6 +282,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh_(input, min_val=-1., max_val=1.) -> Tensor
+
+    In-place version of :func:`hardtanh`."""
     return hardtanh(input, min_val, max_val, True)
 
 
@@ -302,6 +320,10 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor
+
+    ``softmax(-input, dim)``: rescales the slices along ``dim`` to lie in [0, 1] and sum to 1,
+    the smallest entries getting the largest weights."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
     return _ops.softmax(-input, dim, dtype=dtype)
