@@ -46,6 +46,16 @@ class LazyProbsLogits:
 
     _binary = True
 
+    def _set_probs_logits(self, probs, logits, *others):
+        """Stores the given one of ``probs`` / ``logits`` broadcast after ``others``; returns
+        ``others`` broadcast with it."""
+        if (probs is None) == (logits is None):
+            raise ValueError(ONE_OF)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        *others, param = broadcast_all(*others, given)
+        setattr(self, name, param)
+        return others
+
     @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=self._binary)
@@ -59,14 +69,8 @@ class ProbsLogits(LazyProbsLogits):
     """``LazyProbsLogits`` with the given tensor kept as ``_param`` (``param_shape``)."""
 
     def _set_probs_logits(self, probs, logits, *others):
-        """Stores the given one of ``probs`` / ``logits`` (and ``_param``) broadcast after
-        ``others``; returns ``others`` broadcast with it."""
-        if (probs is None) == (logits is None):
-            raise ValueError(ONE_OF)
-        name, given = ("probs", probs) if probs is not None else ("logits", logits)
-        *others, param = broadcast_all(*others, given)
-        setattr(self, name, param)
-        self._param = param
+        others = super()._set_probs_logits(probs, logits, *others)
+        self._param = self.probs if probs is not None else self.logits
         return others
 
     def _expand_probs_logits(self, new, param_shape):

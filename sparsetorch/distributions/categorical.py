@@ -2,18 +2,19 @@
 
 from . import _t as T
 from . import constraints
+from ._util import ProbsLogits, enumerated, expand_params
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
 
-class Categorical(Distribution):
+class Categorical(ProbsLogits, Distribution):
     """A categorical distribution over ``{0, ..., K-1}``; ``probs`` (normalised over the last
     dim) or ``logits`` (unnormalised log-probabilities) give the K categories."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}  # noqa: RUF012 - torch's class-level table
     has_enumerate_support = True
+    _binary = False
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -33,34 +34,13 @@ class Categorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = T.Size(batch_shape)
-        param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        self._expand_probs_logits(new, tuple(T.Size(batch_shape)) + (self._num_events,))
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @property
     def mean(self):
@@ -101,7 +81,4 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand=True):
         values = T.arange(self._num_events, dtype=T.int64, device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return enumerated(values, self._batch_shape, expand)

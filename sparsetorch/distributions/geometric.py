@@ -1,30 +1,23 @@
 """``Geometric(probs=None, logits=None)``: failures before the first success."""
 
-from numbers import Number
-
 from . import _t as T
 from . import constraints
+from ._util import LazyProbsLogits, expand_params
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(LazyProbsLogits, Distribution):
     """The number of failures before the first success of Bernoulli trials of ``probs``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}  # noqa: RUF012 - torch's class-level table
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        batch = T.Size() if isinstance(given, Number) else given.size()
+        self._set_probs_logits(probs, logits)
+        batch = (self.probs if probs is not None else self.logits).size()
         super().__init__(batch, validate_args=validate_args)
         if self._validate_args and probs is not None:
             valid = self.probs > 0
@@ -36,14 +29,8 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = T.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        given = [name for name in ("probs", "logits") if name in self.__dict__]
+        return expand_params(self, new, batch_shape, given)
 
     @property
     def mean(self):
@@ -56,14 +43,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))
