@@ -917,7 +917,10 @@ def _document(tensor_cls):
             fn.__doc__ = head + f"In-place version of :meth:`~Tensor.{name[:-1]}`."
             continue
         doc = (getattr(getattr(_ops, target, None), "__doc__", None) or "").strip() if via == "_ops" else ""
-        summary = " ".join(doc.split("\n\n")[0].split())
+        paras = doc.split("\n\n")
+        if len(paras) > 1 and paras[0].startswith(target + "("):  # the op's own signature line
+            paras = paras[1:]
+        summary = " ".join(paras[0].split())
         if via != "_ops" or target in public:
             fn.__doc__ = head + f"See :func:`sparsetorch.{target}`." + (f" {summary}" if summary else "")
         elif summary:

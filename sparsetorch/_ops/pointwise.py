@@ -79,6 +79,9 @@ def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok
     u = Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
     if zero_preserving:
         op.kernels.update(values_kernels(u, linear=name in _LINEAR))
+    u.__doc__ = f"{name}(input, *, out=None) -> Tensor\n\n{u.__doc__} " + (
+        "Works on COO and CSR tensors (on the stored values: it maps 0 to 0)." if zero_preserving
+        else f"Strided only: {name} does not map 0 to 0 (sparse input raises NotImplementedError).")
     return u
 
 
