@@ -5,7 +5,7 @@ from . import _t as T
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["LazyProbsLogits", "ProbsLogits", "enumerated", "expand_params", "set_params"]
+__all__ = ["LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params", "set_params"]
 
 ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
@@ -83,3 +83,42 @@ class ProbsLogits(LazyProbsLogits):
     @property
     def param_shape(self):
         return self._param.size()
+
+
+class OfCategorical:
+    """Mixin of distributions built on a ``Categorical`` held as ``_categorical``: its
+    parameters, and ``expand`` through it."""
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def _expand_categorical(self, new, batch_shape):
+        """The body of ``expand`` once ``new`` holds the other attributes."""
+        new._categorical = self._categorical.expand(T.Size(batch_shape))
+        return expand_params(self, new, batch_shape, event_shape=self.event_shape)
+
+
+class OfRelaxed:
+    """Mixin of relaxed distributions (a ``TransformedDistribution`` of a base holding
+    ``temperature``, ``logits`` and ``probs``)."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs

@@ -2,7 +2,7 @@
 
 from . import _t as T
 from . import constraints
-from ._util import ProbsLogits, expand_params
+from ._util import OfRelaxed, ProbsLogits, expand_params
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -42,7 +42,7 @@ class LogitRelaxedBernoulli(ProbsLogits, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(OfRelaxed, TransformedDistribution):
     """A relaxed (Concrete / Gumbel-sigmoid) Bernoulli on ``(0, 1)``, reparameterised."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}  # noqa: RUF012 - torch's class-level table
@@ -56,15 +56,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
