@@ -384,7 +384,7 @@ def normal(g, shape, dt, mean=0.0, std=1.0, contiguous=True):
     if n >= 16 and contiguous:
         return _normal_fill(g, n, dt, mean, std).reshape(shape)
     z = normal_double_samples(g, n)  # then ``z * std + mean``, fused as the compiler fuses it
-    return _fma64(z, f64(std), f64(mean)).astype(dt.np).reshape(shape)
+    return _from64(_fma64(z, f64(std), f64(mean)), dt).reshape(shape)
 
 
 # ---- integers ----
@@ -489,10 +489,18 @@ def bernoulli_tensor(g, probs, dt):
     return hit.astype(dt.np).reshape(probs.shape)
 
 
+def _from64(x, dt):
+    """float64 samples to ``dt`` as torch casts them: half and bfloat16 are built from a float
+    (``c10::Half(float)``), so a double goes through float32 first (two roundings)."""
+    if dt in _REDUCED:
+        return x.astype(f32).astype(dt.np)
+    return x.astype(dt.np)
+
+
 def exponential(g, shape, dt, lambd):
     """``exponential_(lambd)``: ``-1/lambd * log1p(-u)`` in float64."""
     u = _u53(g, _size(shape))
-    return ((-1.0 / lambd) * _libm(math.log1p, -u)).astype(dt.np).reshape(shape)
+    return _from64((-1.0 / lambd) * _libm(math.log1p, -u), dt).reshape(shape)
 
 
 def cauchy(g, shape, dt, median, sigma):
@@ -500,13 +508,13 @@ def cauchy(g, shape, dt, median, sigma):
     multiply-add: the kernel is compiled with FMA and contracts it)."""
     u = _u53(g, _size(shape))
     t = _libm(math.tan, math.pi * (u - 0.5))
-    return _fma64(t, f64(sigma), f64(median)).astype(dt.np).reshape(shape)
+    return _from64(_fma64(t, f64(sigma), f64(median)), dt).reshape(shape)
 
 
 def log_normal(g, shape, dt, mean, std):
     """``log_normal_(mean, std)``: ``exp`` of the scalar double normal, for every size."""
     z = _fma64(normal_double_samples(g, _size(shape)), f64(std), f64(mean))
-    return _libm(math.exp, z).astype(dt.np).reshape(shape)
+    return _from64(_libm(math.exp, z), dt).reshape(shape)
 
 
 def geometric(g, shape, dt, p):

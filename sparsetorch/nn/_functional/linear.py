@@ -4,7 +4,7 @@ import math
 
 from ... import _ops
 from ... import _autocast as _ac
-from ..._dtype import int64
+from ..._dtype import float16, int64
 from ..._ops import random as _random
 from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
@@ -85,7 +85,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
         r = input * 0
     else:
         with _gm.no_grad():
-            mask = _random.empty_like_preserve(input).bernoulli_(1.0 - p).div_(1.0 - p)
+            mask = _random.empty_like_preserve(input).bernoulli_(1.0 - p)
+            if mask.dtype is float16:  # torch divides half by a number in float32: one rounding
+                mask = mask.float().div_(1.0 - p).to(float16)
+            else:
+                mask.div_(1.0 - p)
         r = input * mask
     return input.copy_(r) if inplace else r
 
