@@ -1,11 +1,15 @@
 """Pieces the distributions share: the probs/logits parameterisation, broadcasting and expanding
 named parameters, and the values of a finite support."""
 
+import math
+
 from . import _t as T
+from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params", "set_params"]
+__all__ = ["HalfOf", "LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params",
+           "set_params"]
 
 ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
@@ -122,3 +126,42 @@ class OfRelaxed:
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class HalfOf:
+    """Mixin of the half distributions ``|X|``, ``X`` a base centred at 0 with a ``scale``
+    (HalfNormal, HalfCauchy): density, cdf, icdf and entropy folded from the base's."""
+
+    arg_constraints = {"scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
+    support = constraints.nonnegative
+    has_rsample = True
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return T.zeros_like(self.scale)
+
+    def _folded_value(self, value):
+        """``value`` as ``log_prob`` evaluates it (after validation)."""
+        return value
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = self._folded_value(value)
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return T.where(value >= 0, lp, float("-inf"))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)

@@ -2,8 +2,7 @@
 
 import math
 
-from . import _t as T
-from . import constraints
+from ._util import HalfOf
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
@@ -11,12 +10,8 @@ from .transforms import AbsTransform
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(HalfOf, TransformedDistribution):
     """The half-normal distribution: ``Normal(0, scale)`` through ``AbsTransform``."""
-
-    arg_constraints = {"scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
@@ -26,34 +21,9 @@ class HalfNormal(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self):
-        return T.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return T.where(value >= 0, lp, float("-inf"))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
