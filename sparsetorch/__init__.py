@@ -67,6 +67,7 @@ from .amp.autocast_mode import (  # noqa: F401,E402
     set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
     set_autocast_gpu_dtype,
 )
+from . import random  # noqa: E402 - torch.random (seeding, fork_rng)
 # The kernel package sparsetorch.dense (loaded by the ops) is no public name; ``import
 # sparsetorch.dense.X`` still works (tests/test_namespaces.py keeps dir(sparsetorch) equal to torch's).
 del dense  # noqa: F821
