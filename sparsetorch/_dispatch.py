@@ -507,8 +507,11 @@ def make_view(result, base, op, params):
     bex = base._extra
     root = bex.get("base") if bex else None
 
-    def this_fn(t, _op=op, _params=params):
-        return call(_op, (t,), _params)
+    # a view that changes the dtype (view_as_real, real, imag) replays with its result dtype
+    out_dt = result.dtype if result.dtype is not base.dtype else None
+
+    def this_fn(t, _op=op, _params=params, _dt=out_dt):
+        return call(_op, (t,), _params, _dt)
 
     if root is None:
         result._extra = {"base": base, "view_fn": this_fn}

@@ -289,6 +289,18 @@ class TensorMethods:
         return _ops.conj(self)
     def angle(self):
         return _ops.angle(self)
+    @property
+    def real(self):
+        return _ops.real(self)
+    @real.setter
+    def real(self, value):
+        _ops.real(self).copy_(value)
+    @property
+    def imag(self):
+        return _ops.imag(self)
+    @imag.setter
+    def imag(self, value):
+        _ops.imag(self).copy_(value)
     def deg2rad(self):
         return _ops.deg2rad(self)
     def deg2rad_(self):

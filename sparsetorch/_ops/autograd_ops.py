@@ -29,7 +29,22 @@ def _copy_slices_base_backward(grad, view_fn):
     """The old base only reaches the output outside the view region: zero the region there."""
     from .pointwise import where
 
+    if grad.dtype.is_complex:
+        return _complex_outside(grad, view_fn)
     return where(_view_mask(grad, view_fn), 0.0, grad)
+
+
+def _complex_outside(grad, view_fn):
+    """``grad`` with the view region zeroed, per real component: a view may select only the
+    real or imaginary parts (``x.real``, ``x.imag``)."""
+    from .creation import ones
+    from .misc import view_as_complex, view_as_real
+
+    keep = ones(tuple(grad.shape) + (2,), dtype=grad.dtype.to_real(), device=grad.device)
+    with no_grad():
+        region = view_fn(view_as_complex(keep))
+    region._data[...] = 0  # keep's memory: the (re, im) pairs the view covers
+    return view_as_complex(view_as_real(grad.contiguous()) * keep)
 
 
 _copy_slices_op = defop(
@@ -37,6 +52,7 @@ _copy_slices_op = defop(
     {(strided, strided): lambda be, base, src, view_fn: base},
     inputs=("base", "src"), params=("view_fn",),
     grads={"base": _copy_slices_base_backward, "src": lambda grad, view_fn: view_fn(grad)},
+    holomorphic=False,  # view_fn may be view_as_real / real / imag: no conj around it
 )
 
 

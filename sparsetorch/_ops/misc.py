@@ -18,6 +18,7 @@ from .._layout import strided
 from .._tensor import Tensor
 from . import pointwise as _pw
 from . import shape as _shape
+from ..sparse._values import values_kernels
 from ._util import check_tensor, norm_dim
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
     "use_deterministic_algorithms",
     "view_as_complex",
     "view_as_real",
+    "real",
+    "imag",
     "vsplit",
 ]
 
@@ -472,3 +475,41 @@ def view_as_complex(input):
                            "first)")
     cplx = D.complex64 if input.dtype is D.float32 else D.complex128
     return call(_view_as_complex_op, (input,), (), cplx)
+
+
+# ---- real / imag: views of a complex tensor's parts (Tensor.real / Tensor.imag) ----
+
+def _part_kernel(part):
+    def kernel(be, x, cdt):
+        return getattr(x, part)  # a strided view of the complex buffer (NumPy and CuPy alike)
+    return kernel
+
+
+def _sparse_part(part):
+    return lambda v, cdt: (real if part == "real" else imag)(v)
+
+
+_real_op = defop("real", {(strided,): _part_kernel("real")}, params=("cdt",), view=True, holomorphic=False,
+                 grads={"input": lambda grad, cdt: grad.to(cdt)})
+_imag_op = defop("imag", {(strided,): _part_kernel("imag")}, params=("cdt",), view=True, holomorphic=False,
+                 grads={"input": lambda grad, cdt: grad.to(cdt) * 1j})
+for _op, _part in ((_real_op, "real"), (_imag_op, "imag")):
+    _op.kernels.update(values_kernels(_sparse_part(_part), linear=True))
+del _op, _part
+
+
+def real(input):
+    """The real part of a complex ``input`` as a view sharing its memory (a real tensor is returned
+    as it is)."""
+    check_tensor(input, "real")
+    if not input.dtype.is_complex:
+        return input
+    return call(_real_op, (input,), (input.dtype,), input.dtype.to_real())
+
+
+def imag(input):
+    """The imaginary part of a complex ``input`` as a view sharing its memory."""
+    check_tensor(input, "imag")
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return call(_imag_op, (input,), (input.dtype,), input.dtype.to_real())

@@ -68,14 +68,14 @@ class Unary:
         return with_out(r, out, self.__name__) if out is not None else r
 
 
-def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True):
+def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True, holomorphic=True):
     """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel.
 
     A zero-preserving op also works on COO and CSR: it maps over the stored values
     (``sparse/_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
     """
     op = defop(name, {S: fn}, grads={"input": grad} if grad else None,
-               zero_preserving=zero_preserving)
+               zero_preserving=zero_preserving, holomorphic=holomorphic)
     u = Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
     if zero_preserving:
         op.kernels.update(values_kernels(u, linear=name in _LINEAR))
@@ -107,7 +107,8 @@ absolute = abs
 neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True)
 negative = neg
 sign = unary("sign", lambda be, x: be.xp.sign(x), _zeros_grad, SAME, True)
-sgn = unary("sgn", lambda be, x: be.xp.sign(x), _zeros_grad, SAME, True)
+sgn = unary("sgn", lambda be, x: be.xp.sign(x), lambda grad, input, result: _sgn_grad(grad, input, result),
+            SAME, True, holomorphic=False)
 square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True)
 relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), lambda grad, result: grad * (result > 0), SAME, True)
 ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True)
@@ -204,7 +205,24 @@ def conj(input):
 _conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
 conj_physical = conj
 angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
-              _zeros_grad, REAL, True)  # angle(0) == 0
+              lambda grad, input: _angle_grad(grad, input), REAL, True)  # angle(0) == 0
+
+
+# torch's formulas for the non-holomorphic complex ops (gradients are dL/dz*)
+
+def _sgn_grad(grad, input, result):
+    if not input.dtype.is_complex:
+        return grad * 0
+    a = input.abs()
+    g = (grad - result * result * grad.conj()) / (2 * where(a == 0, 1.0, a))
+    return where(a == 0, 0.0, g)
+
+
+def _angle_grad(grad, input):
+    if not input.dtype.is_complex:
+        return grad * 0
+    a2 = input.real * input.real + input.imag * input.imag
+    return where(a2 == 0, 0.0, grad * input * 1j / where(a2 == 0, 1.0, a2))
 
 
 # ---- unary with parameters ----

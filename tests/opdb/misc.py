@@ -315,6 +315,13 @@ OPS = [
     OpInfo("view_as_complex", st.view_as_complex, lambda x: x[..., 0] + 1j * x[..., 1],
            lambda dt, rg: [Sample((_x((3, 2), dt, rg),)), Sample((_x((2,), dt, rg),), name="1-d")],
            FLOATS, False),
+    OpInfo("real", st.real, np.real, lambda dt, rg: [Sample((_x((3, 2), dt, rg),)), Sample((_x((), dt, rg),), name="0-d")],
+           (st.complex64, st.complex128), True, lambda: [ErrorInput(Sample(([1j],)), TypeError, "must be a Tensor")],
+           layouts=(st.strided, st.sparse_coo, st.sparse_csr)),
+    OpInfo("imag", st.imag, np.imag, lambda dt, rg: [Sample((_x((3, 2), dt, rg),)), Sample((_x((), dt, rg),), name="0-d")],
+           (st.complex64, st.complex128), True, lambda: [
+               ErrorInput(Sample((st.ones(2),)), RuntimeError, "imag is not implemented for tensors with non-complex")],
+           layouts=(st.strided, st.sparse_coo, st.sparse_csr)),
     OpInfo("logaddexp2", st.logaddexp2, _np_logaddexp2, _pair, FLOATS, True, method="logaddexp2"),
     OpInfo("logcumsumexp", st.logcumsumexp, _np_logcumsumexp, _lcse_samples, FLOATS, True,
            method="logcumsumexp"),
