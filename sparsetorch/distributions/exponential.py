@@ -1,11 +1,10 @@
 """``Exponential(rate)``."""
 
-from numbers import Number
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -35,17 +34,11 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch = T.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch, validate_args=validate_args)
+        super().__init__(set_params(self, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Exponential.__init__(new, new.rate, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, ("rate",))
 
     def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)

@@ -1,11 +1,11 @@
 """``Gamma(concentration, rate)``."""
 
-from numbers import Number
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, standard_gamma
+from .utils import standard_gamma
 
 __all__ = ["Gamma"]
 
@@ -33,19 +33,11 @@ class Gamma(ExponentialFamily):
         return self.concentration / self.rate.pow(2)
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch = (T.Size() if isinstance(concentration, Number) and isinstance(rate, Number)
-                 else self.concentration.size())
-        super().__init__(batch, validate_args=validate_args)
+        super().__init__(set_params(self, concentration=concentration, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Gamma.__init__(new, new.concentration, new.rate, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, ("concentration", "rate"))
 
     def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))

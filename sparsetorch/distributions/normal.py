@@ -5,8 +5,8 @@ from numbers import Real
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Normal"]
 
@@ -36,18 +36,11 @@ class Normal(ExponentialFamily):
         return self.stddev.pow(2)
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = T.Size() if isinstance(loc, Real) and isinstance(scale, Real) else self.loc.size()
-        super().__init__(batch, validate_args=validate_args)
+        super().__init__(set_params(self, loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Normal, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        Normal.__init__(new, new.loc, new.scale, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, ("loc", "scale"))
 
     def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)

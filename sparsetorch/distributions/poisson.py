@@ -1,9 +1,9 @@
 """``Poisson(rate)``."""
 
-from numbers import Number
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -29,17 +29,11 @@ class Poisson(ExponentialFamily):
         return self.rate
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch = T.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch, validate_args=validate_args)
+        super().__init__(set_params(self, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, ("rate",))
 
     def sample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))

@@ -5,9 +5,9 @@ import math
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .chi2 import Chi2
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["StudentT"]
 
@@ -20,20 +20,14 @@ class StudentT(Distribution):
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        batch = set_params(self, df=df, loc=loc, scale=scale)
         self._chi2 = Chi2(self.df)
-        super().__init__(self.df.size(), validate_args=validate_args)
+        super().__init__(batch, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        new._chi2 = self._chi2.expand(T.Size(batch_shape))
+        return expand_params(self, new, batch_shape, ("df", "loc", "scale"))
 
     @property
     def mean(self):

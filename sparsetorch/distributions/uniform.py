@@ -1,11 +1,10 @@
 """``Uniform(low, high)``: the half-open interval ``[low, high)``."""
 
-from numbers import Number
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params, set_params
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -36,18 +35,11 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        batch = T.Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
-        super().__init__(batch, validate_args=validate_args)
+        super().__init__(set_params(self, low=low, high=high), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = T.Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
