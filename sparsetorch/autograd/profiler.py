@@ -15,6 +15,7 @@ import threading
 import time
 import warnings
 
+from .. import _backend
 from .profiler_util import EventList, FunctionEvent
 
 __all__ = [
@@ -269,6 +270,14 @@ class profile:
                 "The attribute `use_cuda` will be deprecated soon, please use "
                 "``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=2)
             use_device = "cuda"
+        if use_device is not None and enabled:
+            if use_device not in ("cuda", "xpu", "mtia", "hpu"):
+                warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=2)
+                use_device = None
+            elif use_device == "cuda" and _backend.cuda_device_count() == 0:
+                warnings.warn("CUDA is not available, disabling CUDA profiling", stacklevel=2)
+                self.use_cuda = False
+                use_device = None
         self.use_device = use_device
         self.record_shapes = record_shapes
         self.with_flops = with_flops

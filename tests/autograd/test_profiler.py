@@ -420,3 +420,21 @@ def test_signatures_match_torch():
         assert params(ours) == params(theirs), ours.__qualname__
     assert [a.name for a in sp.ProfilerActivity] == list(tp.ProfilerActivity.__members__)
     assert [a.name for a in sp.ProfilerAction] == list(tp.ProfilerAction.__members__)
+
+
+def test_audit_use_cuda_without_a_gpu_warns_and_profiles_the_cpu_as_torch():
+    import warnings
+    import sparsetorch
+    if sparsetorch.cuda.is_available():
+        pytest.skip("checks the no-GPU behaviour")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        p = sparsetorch.autograd.profiler.profile(use_cuda=True)
+        q = sparsetorch.autograd.profiler.profile(use_device="cpu")
+    msgs = [str(i.message) for i in w]
+    assert "CUDA is not available, disabling CUDA profiling" in msgs
+    assert "The cpu is not a valid device option." in msgs
+    assert p.use_device is None and p.use_cuda is False and q.use_device is None
+    with p:
+        sparsetorch.ones(2).sum()
+    assert any(e.key == "aten::sum" for e in p.key_averages())
