@@ -76,16 +76,28 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
-class _IndependentConstraint(Constraint):
-    """``base_constraint`` with ``reinterpreted_batch_ndims`` more dims folded into the event."""
+class _OfBase(Constraint):
+    """A constraint built on ``base_constraint`` (as discrete as it is)."""
 
-    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+    def __init__(self, base_constraint):
         self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     @property
     def is_discrete(self):
         return self.base_constraint.is_discrete
+
+
+def _all_rightmost(result, keep):
+    """``result`` reduced by ``all`` over its dims after the first ``keep``."""
+    return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+
+class _IndependentConstraint(_OfBase):
+    """``base_constraint`` with ``reinterpreted_batch_ndims`` more dims folded into the event."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        super().__init__(base_constraint)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     @property
     def event_dim(self):
@@ -96,21 +108,14 @@ class _IndependentConstraint(Constraint):
         n = self.reinterpreted_batch_ndims
         if r.dim() < n:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        return r.reshape(tuple(r.shape[:r.dim() - n]) + (-1,)).all(-1)
+        return _all_rightmost(r, r.dim() - n)
 
     def __repr__(self):
         return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_OfBase):
     """``base_constraint`` of a mixture's components, checked against every component."""
-
-    def __init__(self, base_constraint):
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
 
     @property
     def event_dim(self):
@@ -120,8 +125,7 @@ class MixtureSameFamilyConstraint(Constraint):
         result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
         if value.dim() < self.event_dim:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+        return _all_rightmost(result, value.dim() - self.event_dim)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.base_constraint!r})"
@@ -152,34 +156,43 @@ class _Bounded(Constraint):
         return f"{type(self).__name__[1:]}({args})"
 
 
-class _IntegerInterval(_Bounded):
-    is_discrete = True
-    _fields = ("lower_bound", "upper_bound")
+class _Lower(_Bounded):
+    _fields = ("lower_bound",)
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
-    def check(self, value):
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
 
 
-class _IntegerLessThan(_Bounded):
-    is_discrete = True
+class _Upper(_Bounded):
     _fields = ("upper_bound",)
 
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
 
+
+class _Between(_Bounded):
+    _fields = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+
+class _IntegerInterval(_Between):
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _IntegerLessThan(_Upper):
+    is_discrete = True
+
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
 
-class _IntegerGreaterThan(_Bounded):
+class _IntegerGreaterThan(_Lower):
     is_discrete = True
-    _fields = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
@@ -190,12 +203,7 @@ class _Real(Constraint):
         return ~value.isnan()  # False for NaN
 
 
-class _GreaterThan(_Bounded):
-    _fields = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
+class _GreaterThan(_Lower):
     def check(self, value):
         return self.lower_bound < value
 
@@ -205,22 +213,12 @@ class _GreaterThanEq(_GreaterThan):
         return self.lower_bound <= value
 
 
-class _LessThan(_Bounded):
-    _fields = ("upper_bound",)
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-
+class _LessThan(_Upper):
     def check(self, value):
         return value < self.upper_bound
 
 
-class _Interval(_Bounded):
-    _fields = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
+class _Interval(_Between):
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
