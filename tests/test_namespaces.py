@@ -32,7 +32,7 @@ MISSING = {
     chain_matmul channel_shuffle cholesky_inverse cholesky_solve cond conj_physical_ ctc_loss
     cumulative_trapezoid detach_ diagflat dsmm e empty_permuted fill frexp frobenius_norm
     frombuffer geqrf get_default_device get_device get_device_module gradient hamming_window
-    hann_window hardshrink hash_tensor histogram histogramdd hsmm imag index_reduce inf
+    hann_window hardshrink hash_tensor histogram histogramdd hsmm index_reduce inf
     init_num_threads instance_norm is_anomaly_check_nan_enabled is_anomaly_enabled is_conj
     is_distributed is_inference is_inference_mode_enabled is_neg is_signed
     is_warn_always_enabled istft kaiser_window ldexp ldexp_ lobpcg lu_solve lu_unpack
@@ -79,13 +79,13 @@ MISSING = {
     nn.functional.triplet_margin_with_distance_loss nonzero_static nuclear_norm optim.ASGD
     optim.Adafactor optim.Adamax optim.Muon optim.NAdam optim.RAdam optim.Rprop optim.swa_utils
     optim.swap_in_optimizer_params_and_state orgqr ormqr pi pixel_shuffle pixel_unshuffle
-    poisson_nll_loss positive put real renorm resize_as_ resize_as_sparse_ resolve_conj
-    resolve_neg rms_norm rrelu rrelu_ saddmm selu_ set_anomaly_enabled set_default_device
-    set_warn_always slice_inverse sparse.as_sparse_gradcheck sparse.solve split_with_sizes stft
-    thread_safe_generator threshold_ triangular_solve triplet_margin_loss typename unsafe_chunk
+    poisson_nll_loss positive put renorm resize_as_ resize_as_sparse_ resolve_conj resolve_neg
+    rms_norm rrelu rrelu_ saddmm selu_ set_anomaly_enabled set_default_device set_warn_always
+    slice_inverse sparse.as_sparse_gradcheck sparse.solve split_with_sizes stft
+    thread_safe_generator threshold_ triangular_solve triplet_margin_loss unsafe_chunk
     unsafe_split unsafe_split_with_sizes vander
     """),
-    **_names('TorchScript/JIT internals from torch._C (sparsetorch.jit runs eagerly: no IR, schemas, script types)', """
+    **_names('TorchScript internals (torch._C); sparsetorch.jit runs eagerly, no IR/types', """
     AVG AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType BenchmarkConfig
     BenchmarkExecutionStats Block BoolType BufferDict CallStack Capsule ClassType Code
     CompilationUnit CompleteArgumentSpec ComplexType ConcreteModuleType
@@ -103,7 +103,7 @@ MISSING = {
     import_ir_module_from_buffer merge_type_from_type_comment parse_ir parse_schema
     parse_type_comment unify_type_list wait
     """),
-    **_names('undocumented ATen binding behind an nn layer (torch calls it from nn); not provided', """
+    **_names('undocumented ATen binding behind an nn layer; not provided', """
     affine_grid_generator alpha_dropout_ batch_norm_backward_elemt batch_norm_backward_reduce
     batch_norm_elemt batch_norm_gather_stats batch_norm_gather_stats_with_counts
     batch_norm_stats batch_norm_update_stats constant_pad_nd conv_tbc convolution dropout_
@@ -112,12 +112,12 @@ MISSING = {
     native_batch_norm native_channel_shuffle native_dropout native_group_norm native_layer_norm
     native_norm norm_except_dim rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
     """),
-    **_names('dtype with no NumPy/CuPy equivalent (sub-byte, bits, float8, complex32, wide unsigned); not supported', """
+    **_names('dtype without NumPy/CuPy support (sub-byte, float8, bits, complex32, uint16+)', """
     bit bits16 bits1x8 bits2x4 bits4x2 bits8 chalf complex32 float4_e2m1fn_x2 float8_e4m3fn
     float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6
     int7 uint1 uint16 uint2 uint3 uint32 uint4 uint5 uint6 uint64 uint7
     """),
-    **_names('*_copy / *_scatter functional variant of a view op (torch.compile functionalization); not provided', """
+    **_names('*_copy/*_scatter variant of a view op (compile functionalization); not provided', """
     alias_copy as_strided_copy as_strided_scatter ccol_indices_copy col_indices_copy
     crow_indices_copy detach_copy diagonal_copy diagonal_scatter expand_copy indices_copy
     permute_copy row_indices_copy select_copy select_scatter slice_copy slice_scatter split_copy
@@ -133,7 +133,7 @@ MISSING = {
     quantized_max_pool3d quantized_rnn_relu_cell quantized_rnn_tanh_cell quint2x4 quint4x2
     quint8
     """),
-    **_names('vendor-library entry point (cuDNN, MIOpen, oneDNN, FBGEMM) with no NumPy/CuPy counterpart', """
+    **_names('vendor-library entry point (cuDNN, MIOpen, oneDNN, FBGEMM); no NumPy/CuPy twin', """
     cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu
     cudnn_convolution_relu cudnn_convolution_transpose cudnn_grid_sampler cudnn_is_acceptable
     fbgemm_linear_fp16_weight fbgemm_linear_fp16_weight_fp32_activation
@@ -143,6 +143,13 @@ MISSING = {
     miopen_convolution_transpose miopen_ctc_loss miopen_depthwise_convolution miopen_rnn
     mkldnn_adaptive_avg_pool2d mkldnn_convolution mkldnn_linear_backward_weights
     mkldnn_max_pool2d mkldnn_max_pool3d mkldnn_rnn_layer
+    """),
+    **_names('top-level ATen alias of the nn.functional function we have; use that', """
+    adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout avg_pool1d batch_norm bilinear
+    binary_cross_entropy_with_logits celu conv1d conv2d conv3d conv_transpose1d conv_transpose2d
+    conv_transpose3d cosine_embedding_loss dropout embedding embedding_bag group_norm
+    hinge_embedding_loss kl_div layer_norm margin_ranking_loss max_pool1d max_pool2d prelu selu
+    threshold
     """),
     **_names("typing/helper name imported into torch's module, not part of its API", """
     nn.functional.BroadcastingList1 nn.functional.BroadcastingList2
@@ -165,22 +172,22 @@ MISSING = {
     utils.data.guaranteed_datapipes_determinism utils.data.non_deterministic
     utils.data.runtime_validation utils.data.runtime_validation_disabled
     """),
-    **_names('backend-specific switch (XLA, IPU, Vulkan, interop threads, denormals) with no NumPy/CuPy counterpart', """
+    **_names('Storage objects: tensors hold NumPy/CuPy payloads, not torch Storages', """
+    BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage
+    ShortStorage TypedStorage UntypedStorage from_file is_storage
+    """),
+    **_names('switch for XLA/IPU/Vulkan/interop threads/denormals; no NumPy/CuPy twin', """
     get_autocast_ipu_dtype get_autocast_xla_dtype get_num_interop_threads
     is_autocast_ipu_enabled is_autocast_xla_enabled is_vulkan_available set_autocast_ipu_dtype
     set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled set_flush_denormal
     set_num_interop_threads
-    """),
-    **_names('storage objects: sparsetorch tensors hold NumPy/CuPy payloads, not torch Storages', """
-    BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage
-    ShortStorage TypedStorage UntypedStorage from_file is_storage
     """),
     **_names('2:4 semi-structured sparsity (cuSPARSELt/CUTLASS kernels) not supported', """
     sparse.SparseSemiStructuredTensor sparse.SparseSemiStructuredTensorCUSPARSELT
     sparse.SparseSemiStructuredTensorCUTLASS sparse.semi_structured
     sparse.to_sparse_semi_structured
     """),
-    **_names('BSR/BSC/CSC and generic compressed layouts are not supported (COO and CSR only, DESIGN.md)', """
+    **_names('BSR/BSC/CSC layouts are not supported (COO and CSR only, DESIGN.md)', """
     sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor
     """),
     **_names('build-configuration flag of the torch binary; not provided', """
@@ -195,90 +202,6 @@ MISSING = {
     """),
     **_names('torch.nn.grad (conv input/weight grads) not provided', """
     nn.functional.grad nn.grad
-    """),
-    **_names("ATen alias of nn.functional.adaptive_avg_pool1d at torch's top level; use nn.functional.adaptive_avg_pool1d", """
-    adaptive_avg_pool1d
-    """),
-    **_names("ATen alias of nn.functional.adaptive_max_pool1d at torch's top level; use nn.functional.adaptive_max_pool1d", """
-    adaptive_max_pool1d
-    """),
-    **_names("ATen alias of nn.functional.alpha_dropout at torch's top level; use nn.functional.alpha_dropout", """
-    alpha_dropout
-    """),
-    **_names("ATen alias of nn.functional.avg_pool1d at torch's top level; use nn.functional.avg_pool1d", """
-    avg_pool1d
-    """),
-    **_names("ATen alias of nn.functional.batch_norm at torch's top level; use nn.functional.batch_norm", """
-    batch_norm
-    """),
-    **_names("ATen alias of nn.functional.bilinear at torch's top level; use nn.functional.bilinear", """
-    bilinear
-    """),
-    **_names("ATen alias of nn.functional.binary_cross_entropy_with_logits at torch's top level; use nn.functional.binary_cross_entropy_with_logits", """
-    binary_cross_entropy_with_logits
-    """),
-    **_names("ATen alias of nn.functional.celu at torch's top level; use nn.functional.celu", """
-    celu
-    """),
-    **_names("ATen alias of nn.functional.conv1d at torch's top level; use nn.functional.conv1d", """
-    conv1d
-    """),
-    **_names("ATen alias of nn.functional.conv2d at torch's top level; use nn.functional.conv2d", """
-    conv2d
-    """),
-    **_names("ATen alias of nn.functional.conv3d at torch's top level; use nn.functional.conv3d", """
-    conv3d
-    """),
-    **_names("ATen alias of nn.functional.conv_transpose1d at torch's top level; use nn.functional.conv_transpose1d", """
-    conv_transpose1d
-    """),
-    **_names("ATen alias of nn.functional.conv_transpose2d at torch's top level; use nn.functional.conv_transpose2d", """
-    conv_transpose2d
-    """),
-    **_names("ATen alias of nn.functional.conv_transpose3d at torch's top level; use nn.functional.conv_transpose3d", """
-    conv_transpose3d
-    """),
-    **_names("ATen alias of nn.functional.cosine_embedding_loss at torch's top level; use nn.functional.cosine_embedding_loss", """
-    cosine_embedding_loss
-    """),
-    **_names("ATen alias of nn.functional.dropout at torch's top level; use nn.functional.dropout", """
-    dropout
-    """),
-    **_names("ATen alias of nn.functional.embedding at torch's top level; use nn.functional.embedding", """
-    embedding
-    """),
-    **_names("ATen alias of nn.functional.embedding_bag at torch's top level; use nn.functional.embedding_bag", """
-    embedding_bag
-    """),
-    **_names("ATen alias of nn.functional.group_norm at torch's top level; use nn.functional.group_norm", """
-    group_norm
-    """),
-    **_names("ATen alias of nn.functional.hinge_embedding_loss at torch's top level; use nn.functional.hinge_embedding_loss", """
-    hinge_embedding_loss
-    """),
-    **_names("ATen alias of nn.functional.kl_div at torch's top level; use nn.functional.kl_div", """
-    kl_div
-    """),
-    **_names("ATen alias of nn.functional.layer_norm at torch's top level; use nn.functional.layer_norm", """
-    layer_norm
-    """),
-    **_names("ATen alias of nn.functional.margin_ranking_loss at torch's top level; use nn.functional.margin_ranking_loss", """
-    margin_ranking_loss
-    """),
-    **_names("ATen alias of nn.functional.max_pool1d at torch's top level; use nn.functional.max_pool1d", """
-    max_pool1d
-    """),
-    **_names("ATen alias of nn.functional.max_pool2d at torch's top level; use nn.functional.max_pool2d", """
-    max_pool2d
-    """),
-    **_names("ATen alias of nn.functional.prelu at torch's top level; use nn.functional.prelu", """
-    prelu
-    """),
-    **_names("ATen alias of nn.functional.selu at torch's top level; use nn.functional.selu", """
-    selu
-    """),
-    **_names("ATen alias of nn.functional.threshold at torch's top level; use nn.functional.threshold", """
-    threshold
     """),
     **_names('Apple MPS backend: no counterpart on NumPy/CuPy', """
     mps
@@ -310,7 +233,7 @@ MISSING = {
     **_names("graph capture (torch.fx) needs torch's tracer; sparsetorch.compile runs eagerly", """
     fx
     """),
-    **_names('masked tensors (torch.masked, prototype) not provided; sparse layouts cover the use', """
+    **_names('masked tensors (torch.masked, prototype) not provided', """
     masked
     """),
     **_names('nested/jagged tensors not supported', """
@@ -334,7 +257,7 @@ MISSING = {
     **_names('torch.futures (RPC/JIT futures) not provided', """
     futures
     """),
-    **_names('torch.library (custom ATen operators) not provided; ops are declared in sparsetorch/_ops', """
+    **_names('torch.library (custom ATen operators) not provided; ops live in _ops', """
     library
     """),
     **_names('torch.monitor (C++ event counters) not provided', """
@@ -346,10 +269,7 @@ MISSING = {
     **_names('torch.package (hermetic model archives) not provided; use save/load', """
     package
     """),
-    **_names('torch.random module (its functions are top-level names here)', """
-    random
-    """),
-    **_names('torch.return_types module not provided (named-tuple results are returned directly)', """
+    **_names('torch.return_types not provided (named tuples are returned directly)', """
     return_types
     """),
     **_names('torch.signal (window functions) not implemented yet', """
@@ -368,23 +288,23 @@ MISSING = {
 
 # our names torch lacks, with what they are
 OURS = {
-    "DenseAllocationError": "error raised where an op would densify a sparse tensor beyond the densify "
-                            "limit (docs/reliability.md)",
-    "as_torch": "module: run an unchanged torch program on sparsetorch (python -m sparsetorch.as_torch)",
+    "DenseAllocationError": "raised where an op would densify a sparse tensor beyond the limit "
+                            "(docs/reliability.md)",
+    "as_torch": "module: run an unchanged torch program (python -m sparsetorch.as_torch)",
     "to_dense": "function form of Tensor.to_dense (docs/reliability.md)",
     "nn.SparseLinear": "linear layer with a sparse COO/CSR weight (only stored entries learn)",
     "sparse.DenseAllocationError": "re-export of sparsetorch.DenseAllocationError",
     "sparse.densify_limit": "context manager setting the densify limit inside a block",
     "sparse.get_densify_limit": "the densify limit in force, in bytes",
-    "sparse.set_densify_limit": "set the largest dense tensor that may be materialised from a sparse one",
+    "sparse.set_densify_limit": "set the largest dense tensor materialised from a sparse one",
     "sparse.from_scipy": "COO/CSR tensor sharing a scipy.sparse matrix's buffers",
     "sparse.to_scipy": "scipy.sparse matrix sharing a 2-D sparse tensor's buffers",
     "sparse.sparse_coo_tensor": "re-export of sparsetorch.sparse_coo_tensor",
     "sparse.sparse_csr_tensor": "re-export of sparsetorch.sparse_csr_tensor",
     "optim.RowWiseAdagrad": "row-wise Adagrad for embedding tables (one accumulator per row)",
-    "utils.data.WorkerInfo": "the class of get_worker_info()'s result (torch keeps it in _utils.worker)",
+    "utils.data.WorkerInfo": "class of get_worker_info()'s result (torch's _utils.worker)",
     "utils.data.collate": "module of the collate functions (torch's utils.data._utils.collate)",
-    "utils.data.collate_id_lists": "collate variable-length id lists into (ids, offsets) for EmbeddingBag",
+    "utils.data.collate_id_lists": "collate id lists into (ids, offsets) for EmbeddingBag",
 }
 
 
@@ -401,8 +321,9 @@ def _torch_public(mod):
     out = set()
     for n in names:
         v = getattr(mod, n, None)
-        if n.startswith("_") or (isinstance(v, types.ModuleType) and not v.__name__.startswith("torch.")):
-            continue  # private, or a stdlib module imported into torch's module
+        stdlib = isinstance(v, types.ModuleType) and not v.__name__.startswith("torch.")
+        if n.startswith("_") or stdlib:  # private, or a stdlib module imported into torch's
+            continue
         if getattr(v, "__module__", None) == "typing":
             continue
         out.add(n)
