@@ -45,19 +45,21 @@ def check_float(A, fname, arg="A"):
         )
 
 
-def check_matrix(A, fname, arg="A", square=False, composite=False):
+def check_matrix(A, fname, arg="A", square=False, composite=False, complex_grad=False):
     """A floating (batch of) matrix; ``square``: batches of square matrices, as torch checks.
 
     LAPACK-backed ops refuse half precision (as torch), and their derivative formulas are
     written for real inputs, so a complex input that requires grad is refused. ``composite``:
-    the op is a composition of elementwise ops and reductions, which handle both."""
+    the op is a composition of elementwise ops and reductions, which handle both. ``complex_grad``:
+    the op's formulas are holomorphic, so the table's conjugate rule (``defop``) makes them right
+    for complex inputs too (checked against torch by tests/autograd/test_complex_grad.py)."""
     check_float(A, fname, arg)
     if composite:
         pass
     elif A.dtype.name in ("float16", "bfloat16"):
         raise RuntimeError(
             f"{fname}: Low precision dtypes not supported. Got {TORCH_NAME[A.dtype.name]}")
-    elif A.dtype.is_complex and A.requires_grad:
+    elif A.dtype.is_complex and A.requires_grad and not complex_grad:
         raise NotImplementedError(
             f"{fname}: the derivative for complex inputs is not implemented in sparsetorch; "
             f"compute it on real inputs, or detach() the input if no gradient is needed.")

@@ -72,8 +72,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     Only the ``upper`` (or lower) triangle of ``A`` is read; ``unitriangular=True`` takes its
     diagonal to be ones. A singular ``A`` gives inf / nan entries, not an error (as torch)."""
     fname = "linalg.solve_triangular"
-    check_matrix(A, fname, square=True)
-    check_matrix(B, fname, "B")
+    check_matrix(A, fname, square=True, complex_grad=True)
+    check_matrix(B, fname, "B", complex_grad=True)
     if A.dtype is not B.dtype:
         raise RuntimeError(
             f"{fname}: Expected A and B to have the same dtype, but found A of type "

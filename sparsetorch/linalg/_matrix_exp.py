@@ -50,5 +50,5 @@ _expm_op = defop("linalg_matrix_exp", {S: _expm_kernel}, inputs=("A",),
 
 def matrix_exp(A, *, out=None):
     """Computes the matrix exponential ``sum_k A^k / k!`` of a square matrix (or batch)."""
-    check_matrix(A, "linalg.matrix_exp", square=True)
+    check_matrix(A, "linalg.matrix_exp", square=True, complex_grad=True)
     return with_out(call(_expm_op, (A,)), out, "linalg.matrix_exp")

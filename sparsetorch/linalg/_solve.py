@@ -60,7 +60,7 @@ def inv(A, *, out=None):
     """Computes the inverse of a square matrix (or of each matrix of a batch).
 
     Raises ``LinAlgError`` if a matrix is not invertible."""
-    check_matrix(A, "linalg.inv", square=True)
+    check_matrix(A, "linalg.inv", square=True, complex_grad=True)
     return with_out(call(_inv_op, (A,)), out, "linalg.inv")
 
 
@@ -92,7 +92,7 @@ _det_op = defop("linalg_det", {S: lambda be, a: be.xp.asarray(be.xp.linalg.det(a
 
 def det(A, *, out=None):
     """Computes the determinant of a square matrix (or of each matrix of a batch)."""
-    check_matrix(A, "linalg.det", square=True)
+    check_matrix(A, "linalg.det", square=True, complex_grad=True)
     return with_out(call(_det_op, (A,)), out, "linalg.det")
 
 
@@ -142,8 +142,8 @@ def solve(A, B, *, left=True, out=None):
     invertible ``A``. ``B`` is a (batch of) vector(s) when it has one dim fewer than ``A`` and
     the matching shape; batch dims broadcast. Raises ``LinAlgError`` for a singular ``A``."""
     fname = "linalg.solve"
-    check_matrix(A, fname, square=True)
-    check_matrix(B, fname, "B") if B.ndim >= 2 else None
+    check_matrix(A, fname, square=True, complex_grad=True)
+    check_matrix(B, fname, "B", complex_grad=True) if B.ndim >= 2 else None
     if A.dtype is not B.dtype:
         from .._ops._reduce import TORCH_NAME
 
