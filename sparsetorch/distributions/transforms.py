@@ -260,18 +260,35 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-class ExpTransform(Transform):
-    """``y = exp(x)``."""
+class _Parameterless(Transform):
+    """A transform without parameters: equal to every instance of its (public) class, as
+    torch's ``isinstance(other, ExpTransform)``."""
+
+    _kind = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls._kind is None and not cls.__name__.startswith("_"):
+            cls._kind = cls
+
+    def __eq__(self, other):
+        return isinstance(other, self._kind)
+
+    __hash__ = object.__hash__
+
+
+class _Increasing(_Parameterless):
+    """A parameterless increasing bijection of the reals onto ``codomain``."""
 
     domain = constraints.real
-    codomain = constraints.positive
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
 
-    __hash__ = object.__hash__
+class ExpTransform(_Increasing):
+    """``y = exp(x)``."""
+
+    codomain = constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -321,18 +338,10 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_Increasing):
     """``y = sigmoid(x)`` (clipped into ``[tiny, 1 - eps]``)."""
 
-    domain = constraints.real
     codomain = constraints.unit_interval
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         fi = T.finfo(x.dtype)
@@ -347,18 +356,10 @@ class SigmoidTransform(Transform):
         return -_softplus(-x) - _softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_Increasing):
     """``y = log(1 + exp(x))``."""
 
-    domain = constraints.real
     codomain = constraints.positive
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _softplus(x)
@@ -370,18 +371,10 @@ class SoftplusTransform(Transform):
         return -_softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_Increasing):
     """``y = tanh(x)`` (the inverse is not clamped: use ``cache_size=1`` near +-1, as torch)."""
 
-    domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -393,16 +386,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_Parameterless):
     """``y = |x|`` (not bijective; the inverse picks the non-negative root)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
