@@ -59,11 +59,6 @@ def _check(fname, mat1, mat2, first="mat1"):
             f"{fname}: Argument #2: matrices expected, got {mat1.sparse_dim()}D tensor"
         )
     if mat2.ndim != 2:
-        if fname != "hspmm":  # torch indexes mat2's dim 1 first
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [-{max(mat2.ndim, 1)}, "
-                f"{max(mat2.ndim, 1) - 1}], but got 1)"
-            )
         raise RuntimeError(f"{fname}: Argument #3: matrices expected, got {mat2.ndim}D tensor")
     if mat1.dtype is not mat2.dtype:
         raise RuntimeError(
