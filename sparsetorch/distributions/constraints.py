@@ -303,17 +303,24 @@ class _PositiveDefinite(_Symmetric):
         return (eigvalsh(value) > 0).all(-1)
 
 
-class _Cat(Constraint):
-    """Each of ``cseq`` applied to its slice (of ``lengths``) along ``dim``."""
+class _OfSeq(Constraint):
+    """A constraint made of the constraints ``cseq`` along ``dim`` (discrete if any is)."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim=0):
         self.cseq = list(cseq)
-        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
         self.dim = dim
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_OfSeq):
+    """Each of ``cseq`` applied to its slice (of ``lengths``) along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
 
     @property
     def event_dim(self):
@@ -327,16 +334,8 @@ class _Cat(Constraint):
         return T.cat(out, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_OfSeq):
     """Each of ``cseq`` applied to its index along ``dim``."""
-
-    def __init__(self, cseq, dim=0):
-        self.cseq = list(cseq)
-        self.dim = dim
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self):
