@@ -917,7 +917,8 @@ def _document(tensor_cls):
             v.__doc__ = doc
     with open(__file__, encoding="utf-8") as f:
         src = f.read()
-    forward = re.compile(r"^    def (\w+)\(self(?:, )?([^:]*?)\):\n\s+return (_ops|_linalg\(\))\.(\w+)\(", re.M)
+    forward = re.compile(r"^    def (\w+)\(self(?:, )?([^:]*?)\):\n\s+return (_ops|_linalg\(\))\.(\w+)\(",
+                         re.MULTILINE)
     public = set(_ops.__all__)
     for name, sig, via, target in forward.findall(src):
         fn = TensorMethods.__dict__.get(name)

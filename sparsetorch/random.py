@@ -2,4 +2,4 @@
 
 from ._generator import fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
-__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng"]
+__all__ = ["fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]

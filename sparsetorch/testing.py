@@ -4,15 +4,15 @@ Values are compared on the host with NumPy (this is test support code, not a ker
 dtype of the inputs, so float32 differences are reported as float32 numbers, as torch does.
 """
 
-import collections.abc
-import math
-import numbers
+import math as _math
+import numbers as _numbers
+from collections import abc as _abc
 
-import numpy as np
+import numpy as _np
 
-from . import _dtype as D
-from ._layout import strided
-from ._tensor import Tensor
+from . import _dtype as _D
+from ._layout import strided as _strided
+from ._tensor import Tensor as _Tensor
 
 __all__ = ["assert_close", "make_tensor"]
 
@@ -79,7 +79,7 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
 
 
 def _is_sequence(x):
-    return isinstance(x, collections.abc.Sequence) and not isinstance(x, (str, bytes))
+    return isinstance(x, _abc.Sequence) and not isinstance(x, (str, bytes))
 
 
 def _compare(actual, expected, path, opts):
@@ -89,7 +89,7 @@ def _compare(actual, expected, path, opts):
         for k, (a, e) in enumerate(zip(actual, expected)):
             _compare(a, e, path + (k,), opts)
         return
-    Mapping = collections.abc.Mapping
+    Mapping = _abc.Mapping
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         akeys, ekeys = set(actual.keys()), set(expected.keys())
         if akeys != ekeys:
@@ -127,15 +127,15 @@ def _compare_leaf(actual, expected, path, opts):
         if actual is not expected:
             _fail(f"None mismatch: {actual} is not {expected}", path)
         return
-    if isinstance(actual, (bool, np.bool_)) and isinstance(expected, (bool, np.bool_)):
+    if isinstance(actual, (bool, _np.bool_)) and isinstance(expected, (bool, _np.bool_)):
         if bool(actual) != bool(expected):
             _fail(f"Booleans mismatch: {actual} is not {expected}", path)
         return
     if _is_number(actual) and _is_number(expected):
         _compare_numbers(actual, expected, path, opts)
         return
-    both_tensors = isinstance(actual, Tensor) and isinstance(expected, Tensor)
-    both_arrays = isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray)
+    both_tensors = isinstance(actual, _Tensor) and isinstance(expected, _Tensor)
+    both_arrays = isinstance(actual, _np.ndarray) and isinstance(expected, _np.ndarray)
     if not (both_tensors or both_arrays):
         _unsupported(actual, expected, path)
     if not opts["allow_subclasses"] and type(actual) is not type(expected):
@@ -149,13 +149,13 @@ def _compare_leaf(actual, expected, path, opts):
 # ---- numbers ----
 
 def _is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, (bool, np.bool_))
+    return isinstance(x, _numbers.Number) and not isinstance(x, (bool, _np.bool_))
 
 
 def _number_kind(x):
-    if isinstance(x, numbers.Integral):
+    if isinstance(x, _numbers.Integral):
         return int
-    if isinstance(x, numbers.Real):
+    if isinstance(x, _numbers.Real):
         return float
     return complex
 
@@ -194,19 +194,19 @@ def _number_close(a, e, rtol, atol, equal_nan):
 
 
 def _isnan(x):
-    return isinstance(x, complex) and (math.isnan(x.real) or math.isnan(x.imag)) or (
-        not isinstance(x, complex) and isinstance(x, float) and math.isnan(x))
+    return isinstance(x, complex) and (_math.isnan(x.real) or _math.isnan(x.imag)) or (
+        not isinstance(x, complex) and isinstance(x, float) and _math.isnan(x))
 
 
 def _isinf(x):
     if isinstance(x, complex):
-        return math.isinf(x.real) or math.isinf(x.imag)
-    return isinstance(x, float) and math.isinf(x)
+        return _math.isinf(x.real) or _math.isinf(x.imag)
+    return isinstance(x, float) and _math.isinf(x)
 
 
 def _safe_div(a, b):
     if b == 0:
-        return math.nan if a == 0 or (isinstance(a, float) and math.isnan(a)) else math.inf
+        return _math.nan if a == 0 or (isinstance(a, float) and _math.isnan(a)) else _math.inf
     return a / b
 
 
@@ -236,15 +236,15 @@ def _compare_tensors(actual, expected, path, opts):
         _attr_fail("dtype", actual.dtype, expected.dtype, path)
     if opts["check_layout"] and actual.layout is not expected.layout:
         _attr_fail("layout", actual.layout, expected.layout, path)
-    if (opts["check_stride"] and actual.layout is strided and expected.layout is strided
+    if (opts["check_stride"] and actual.layout is _strided and expected.layout is _strided
             and actual.stride() != expected.stride()):
         _attr_fail("stride()", actual.stride(), expected.stride(), path)
     rtol, atol = _tolerances(opts, actual.dtype.name, expected.dtype.name)
-    if actual.layout is not strided or expected.layout is not strided:
+    if actual.layout is not _strided or expected.layout is not _strided:
         _compare_sparse(actual, expected, rtol=rtol, atol=atol, equal_nan=opts["equal_nan"],
                         path=path)
         return
-    dt = D.promote_types(actual.dtype, expected.dtype)
+    dt = _D.promote_types(actual.dtype, expected.dtype)
     a = _to_host(actual).astype(dt.np, copy=False)
     e = _to_host(expected).astype(dt.np, copy=False)
     _compare_values(a, e, rtol, atol, opts["equal_nan"], path)
@@ -256,7 +256,7 @@ def _compare_arrays(actual, expected, path, opts):
     if opts["check_dtype"] and actual.dtype != expected.dtype:
         _attr_fail("dtype", actual.dtype, expected.dtype, path)
     rtol, atol = _tolerances(opts, actual.dtype.name, expected.dtype.name)
-    dt = np.promote_types(actual.dtype, expected.dtype)
+    dt = _np.promote_types(actual.dtype, expected.dtype)
     _compare_values(actual.astype(dt, copy=False), expected.astype(dt, copy=False), rtol, atol,
                     opts["equal_nan"], path)
 
@@ -267,7 +267,7 @@ def _attr_fail(name, a, e, path):
 
 def _to_host(t):
     a = t._data
-    return a if isinstance(a, np.ndarray) else a.get()
+    return a if isinstance(a, _np.ndarray) else a.get()
 
 
 def _compare_sparse(actual, expected, *, rtol, atol, equal_nan, path=()):
@@ -285,7 +285,7 @@ def _compare_sparse(actual, expected, *, rtol, atol, equal_nan, path=()):
     """
     if actual.layout is not expected.layout:
         a, e = _dense_host(actual), _dense_host(expected)
-        dt = np.promote_types(a.dtype, e.dtype)
+        dt = _np.promote_types(a.dtype, e.dtype)
         _compare_values(a.astype(dt, copy=False), e.astype(dt, copy=False), rtol, atol,
                         equal_nan, path)
         return
@@ -306,21 +306,21 @@ def _compare_sparse(actual, expected, *, rtol, atol, equal_nan, path=()):
               f"{pa.nnz} != {pe.nnz}", path)
     for what, ia, ie in index_pairs:
         ia, ie = _host_array(ia), _host_array(ie)
-        it = np.promote_types(ia.dtype, ie.dtype)
+        it = _np.promote_types(ia.dtype, ie.dtype)
         _compare_values(ia.astype(it, copy=False), ie.astype(it, copy=False), 0.0, 0.0, False,
                         path, identifier=f"Sparse {name} {what}")
     va, ve = _host_array(pa.values), _host_array(pe.values)
-    dt = np.promote_types(va.dtype, ve.dtype)
+    dt = _np.promote_types(va.dtype, ve.dtype)
     _compare_values(va.astype(dt, copy=False), ve.astype(dt, copy=False), rtol, atol, equal_nan,
                     path, identifier=f"Sparse {name} values")
 
 
 def _host_array(a):
-    return a if isinstance(a, np.ndarray) else a.get()
+    return a if isinstance(a, _np.ndarray) else a.get()
 
 
 def _dense_host(t):
-    if t.layout is strided:
+    if t.layout is _strided:
         return _to_host(t)
     from .autograd.grad_mode import no_grad
 
@@ -336,15 +336,15 @@ def _check_sparse_invariants(t, who, path):
     try:
         if t.layout.name == "sparse_coo":
             idx, vals = _host_array(p.indices), _host_array(p.values)
-            validate_coo(np, idx, vals, p.shape, "assert_close")
+            validate_coo(_np, idx, vals, p.shape, "assert_close")
             if p.coalesced and p.nnz > 1:
-                lin = np.ravel_multi_index(tuple(idx), p.shape[: p.sparse_dim])
+                lin = _np.ravel_multi_index(tuple(idx), p.shape[: p.sparse_dim])
                 if not bool((lin[1:] > lin[:-1]).all()):
                     raise ValueError(
                         "the tensor is flagged coalesced but its indices are not sorted and unique"
                     )
         else:
-            validate_csr(np, _host_array(p.crow), _host_array(p.col), _host_array(p.values),
+            validate_csr(_np, _host_array(p.crow), _host_array(p.col), _host_array(p.values),
                          p.shape, "assert_close")
     except (ValueError, TypeError) as exc:
         _fail(f"The {who} sparse tensor is invalid: {exc}", path)
@@ -353,21 +353,21 @@ def _check_sparse_invariants(t, who, path):
 def _compare_values(a, e, rtol, atol, equal_nan, path, identifier="Tensor-likes"):
     """Elementwise closeness of two host arrays of one dtype; raises the torch-style message
     (``identifier`` names what is compared: "Sparse COO indices are not equal!")."""
-    inexact = a.dtype.kind in "fc" or D.is_float_np(a.dtype)
+    inexact = a.dtype.kind in "fc" or _D.is_float_np(a.dtype)
     if not inexact:
         # integers and bools compare exactly; differences are computed in int64 (no overflow)
-        a = a.astype(np.int64)
-        e = e.astype(np.int64)
-    with np.errstate(all="ignore"):
+        a = a.astype(_np.int64)
+        e = e.astype(_np.int64)
+    with _np.errstate(all="ignore"):
         if inexact:
-            diff = np.abs(a - e)
-            matches = (a == e) | (np.isfinite(diff) & (diff <= atol + rtol * np.abs(e)))
+            diff = _np.abs(a - e)
+            matches = (a == e) | (_np.isfinite(diff) & (diff <= atol + rtol * _np.abs(e)))
             if equal_nan:
-                matches |= np.isnan(a) & np.isnan(e)
+                matches |= _np.isnan(a) & _np.isnan(e)
         else:
-            diff = np.abs(a - e)
-            matches = diff <= atol + rtol * np.abs(e) if (rtol or atol) else a == e
-        if np.all(matches):
+            diff = _np.abs(a - e)
+            matches = diff <= atol + rtol * _np.abs(e) if (rtol or atol) else a == e
+        if _np.all(matches):
             return
         exact = rtol == 0 and atol == 0
         if a.ndim == 0:
@@ -383,12 +383,12 @@ def _compare_values(a, e, rtol, atol, equal_nan, path, identifier="Tensor-likes"
         flat_match = matches.reshape(-1)
         abs_flat = diff.reshape(-1).copy()
         abs_flat[flat_match] = 0
-        rel_flat = abs_flat / np.abs(e.reshape(-1))
+        rel_flat = abs_flat / _np.abs(e.reshape(-1))
         rel_flat[flat_match] = 0
-        ia = int(np.argmax(abs_flat))
-        ir = int(np.argmax(rel_flat))
+        ia = int(_np.argmax(abs_flat))
+        ir = int(_np.argmax(rel_flat))
         total = matches.size
-        bad = total - int(np.count_nonzero(matches))
+        bad = total - int(_np.count_nonzero(matches))
         _fail(
             f"{identifier} are not {'equal' if exact else 'close'}!\n\n"
             f"Mismatched elements: {bad} / {total} ({bad / total:.1%})\n"
@@ -399,7 +399,7 @@ def _compare_values(a, e, rtol, atol, equal_nan, path, identifier="Tensor-likes"
 
 
 def _index(flat, shape):
-    return tuple(int(i) for i in np.unravel_index(flat, shape))
+    return tuple(int(i) for i in _np.unravel_index(flat, shape))
 
 
 # ---- make_tensor ----
@@ -421,10 +421,10 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     from ._backend import get_backend
     from ._device import device as _device
 
-    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+    if len(shape) == 1 and isinstance(shape[0], _abc.Sequence):
         shape = shape[0]
     shape = tuple(int(s) for s in shape)
-    if not isinstance(dtype, D.dtype):
+    if not isinstance(dtype, _D.dtype):
         raise TypeError(f"make_tensor(): dtype must be a sparsetorch dtype, got {dtype!r}")
     if noncontiguous and memory_format is not None:
         raise ValueError(
@@ -438,17 +438,17 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
             f"dtype={dtype}"
         )
     dev = _device(device)
-    if dtype is D.bool:
+    if dtype is _D.bool:
         lo, hi = _low_high(low, high, 0, 2, 0, 2, dtype)
-        t = _ops.randint(lo, hi, shape, dtype=D.int64, device=dev).to(D.bool)
+        t = _ops.randint(lo, hi, shape, dtype=_D.int64, device=dev).to(_D.bool)
     elif exact:
-        info = D.iinfo(dtype)
+        info = _D.iinfo(dtype)
         dlo, dhi = (0, 10) if not dtype.is_signed else (-9, 10)
         lo, hi = _low_high(low, high, info.min, info.max, dlo, dhi, dtype)
         t = _ops.randint(lo, hi, shape, dtype=dtype, device=dev)
     else:
         real = dtype.to_real()
-        info = D.finfo(real)
+        info = _D.finfo(real)
         lo, hi = _low_high(low, high, info.min, info.max, -9, 9, dtype)
         t = _uniform(_ops, shape, lo, hi, real, dev)
     data = t._data
@@ -460,7 +460,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         if exact:
             repl = 1
         else:
-            tiny = D.finfo(dtype.to_real()).tiny
+            tiny = _D.finfo(dtype.to_real()).tiny
             repl = complex(tiny, tiny) if dtype.is_complex else tiny
         data = data.copy()
         data[data == 0] = repl
@@ -480,19 +480,19 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
 def _wrap(data, dtype, dev):
     from ._dispatch import wrap
 
-    return wrap(data, dtype, dev, strided)
+    return wrap(data, dtype, dev, _strided)
 
 
 def _uniform(_ops, shape, lo, hi, real, dev):
     # draw in float64 so wide ranges (near finfo.max) don't overflow before casting down
-    u = _ops.rand(shape, dtype=D.float64, device=dev)
+    u = _ops.rand(shape, dtype=_D.float64, device=dev)
     return (u * (hi - lo) + lo).to(real)
 
 
 def _low_high(low, high, lowest, highest, default_low, default_high, dtype):
     low = default_low if low is None else low
     high = default_high if high is None else high
-    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+    if any(isinstance(v, float) and _math.isnan(v) for v in (low, high)):
         raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
     if low == high and (dtype.is_floating_point or dtype.is_complex):
         return low, high
@@ -506,5 +506,5 @@ def _low_high(low, high, lowest, highest, default_low, default_high, dtype):
     low = min(max(low, lowest), highest)
     high = min(max(high, lowest), highest)
     if not (dtype.is_floating_point or dtype.is_complex):
-        return math.ceil(low), math.ceil(high)
+        return _math.ceil(low), _math.ceil(high)
     return low, high

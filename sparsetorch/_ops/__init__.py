@@ -47,8 +47,8 @@ _METHOD_ONLY = frozenset("""
     stride sub_ subtract_ t_ tensor_ctor tensor_new tensor_new_zeros tensor_repr to to_bool
     to_numpy to_scipy to_sparse to_sparse_coo to_sparse_csr tolist transpose_ tril_ triu_
     true_divide_ type_ unfold uniform_ unsqueeze_ values values_at view view_as with_values
-""".split())
-__all__ = sorted(
-    _n for _n, _v in globals().items()
+""".split())  # noqa: SIM905 - a word list reads and diffs better
+__all__ = [  # sorted: globals() keeps import order
+    _n for _n, _v in sorted(globals().items())
     if not _n.startswith("_") and _n not in _METHOD_ONLY and type(_v).__name__ != "module"
-)
+]

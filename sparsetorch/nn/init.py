@@ -4,8 +4,8 @@ import math
 import warnings
 
 from .. import _ops
-from .._backend import get_backend
-from .._dispatch import wrap
+from .._backend import get_backend as _get_backend
+from .._dispatch import wrap as _wrap
 from ..autograd import grad_mode as _gm
 
 __all__ = [
@@ -231,12 +231,12 @@ def orthogonal_(tensor, gain=1, generator=None):
         0, 1, generator=generator)
     if rows < cols:
         flat = flat.t()
-    xp = get_backend(tensor.device).xp
+    xp = _get_backend(tensor.device).xp
     q, r = xp.linalg.qr(flat._data)
     q = q * xp.sign(xp.diagonal(r))  # unique decomposition: make diag(r) positive
     if rows < cols:
         q = q.T
-    q = wrap(xp.ascontiguousarray(q.astype(tensor.dtype.np)), tensor.dtype, tensor.device,
+    q = _wrap(xp.ascontiguousarray(q.astype(tensor.dtype.np)), tensor.dtype, tensor.device,
              flat.layout)
     with _gm.no_grad():
         tensor.copy_(q.reshape(tensor.shape))
