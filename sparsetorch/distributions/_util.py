@@ -8,7 +8,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["HalfOf", "LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params",
+__all__ = ["AtLoc", "HalfOf", "LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params",
            "set_params"]
 
 ONE_OF = "Either `probs` or `logits` must be specified, but not both."
@@ -165,3 +165,15 @@ class HalfOf:
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class AtLoc:
+    """Mixin of distributions symmetric and unimodal about ``loc``: mean and mode are ``loc``."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc

@@ -1,6 +1,5 @@
 """``Gamma(concentration, rate)``."""
 
-
 from . import _t as T
 from . import constraints
 from ._util import expand_params, set_params

@@ -1,28 +1,19 @@
 """``Laplace(loc, scale)``."""
 
-
 from . import _t as T
 from . import constraints
-from ._util import expand_params, set_params
+from ._util import AtLoc, expand_params, set_params
 from .distribution import Distribution
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(AtLoc, Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -4,6 +4,7 @@ import math
 
 from . import _t as T
 from . import constraints
+from ._util import AtLoc, expand_params
 from .distribution import Distribution
 from .utils import lazy_property
 
@@ -24,7 +25,7 @@ def _precision_to_scale_tril(P):
     return T.cholesky(inv(P))
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(AtLoc, Distribution):
     """A multivariate normal with mean ``loc`` and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (lower-triangular, positive diagonal)."""
 
@@ -73,9 +74,7 @@ class MultivariateNormal(Distribution):
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, event_shape=self.event_shape)
 
     @lazy_property
     def scale_tril(self):
@@ -93,14 +92,6 @@ class MultivariateNormal(Distribution):
         eye = T.eye(n, dtype=L.dtype, device=L.device).expand(tuple(L.shape))
         Linv = T.solve_triangular(L, eye, upper=False)
         return (Linv.mT @ Linv).expand(tuple(self._batch_shape) + tuple(self._event_shape) * 2)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

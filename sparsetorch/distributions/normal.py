@@ -5,27 +5,19 @@ from numbers import Real
 
 from . import _t as T
 from . import constraints
-from ._util import expand_params, set_params
+from ._util import AtLoc, expand_params, set_params
 from .exp_family import ExponentialFamily
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(AtLoc, ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012 - torch's class-level table
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

@@ -1,6 +1,5 @@
 """``Uniform(low, high)``: the half-open interval ``[low, high)``."""
 
-
 from . import _t as T
 from . import constraints
 from ._util import expand_params, set_params
