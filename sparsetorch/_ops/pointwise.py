@@ -150,7 +150,7 @@ acosh = unary("acosh", lambda be, x: be.xp.arccosh(x),
 atanh = unary("atanh", lambda be, x: be.xp.arctanh(x), lambda grad, input: grad / (1 - input * input), FLOAT, True)
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
-sigmoid = unary("sigmoid", lambda be, x: be.special.expit(x),
+sigmoid = unary("sigmoid", lambda be, x: be.special.expit(x) if x.dtype.kind != "c" else 1 / (1 + be.xp.exp(-x)),
                 lambda grad, result: grad * result * (1 - result), FLOAT, False)
 reciprocal = unary("reciprocal", lambda be, x: 1 / x, lambda grad, result: -grad * result * result, FLOAT, False)
 erf = unary("erf", lambda be, x: be.special.erf(x),

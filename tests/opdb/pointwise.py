@@ -186,7 +186,7 @@ OPS += [
     OpInfo("floor_divide", st.floor_divide, np.floor_divide,
            lambda dt, rg: [Sample((make((3, 4), dt, rg), make((3, 4), dt, rg, seed=2, positive=True)))],
            supports_autograd=False, method="floor_divide", inplace="floor_divide_"),
-    OpInfo("angle", st.angle, np.angle, _unary_samples(), supports_autograd=False, method="angle"),
+    OpInfo("angle", st.angle, np.angle, _unary_samples(), method="angle"),
     OpInfo("isreal", st.isreal, np.isreal, _unary_samples(), supports_autograd=False, method="isreal"),
     OpInfo("conj", st.conj, np.conj, _unary_samples(), method="conj"),
     OpInfo("polygamma", lambda x, n=1: st.polygamma(n, x), lambda x, n=1: sps.polygamma(n, x),
