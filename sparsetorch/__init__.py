@@ -27,6 +27,9 @@ from . import testing  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd.anomaly_mode import (  # noqa: F401 - torch.is_anomaly_enabled & co.
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 
 from .torch_version import __version__  # noqa: F401,E402 - "2.13.0+sparsetorch.0.1.0", comparable
 from ._memory import DenseAllocationError  # noqa: F401,E402 - sparsetorch.DenseAllocationError

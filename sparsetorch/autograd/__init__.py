@@ -1,6 +1,7 @@
 """Tape-based automatic differentiation: backward, grad, grad modes, Function (torch.autograd)."""
 
-from . import function, graph, profiler, profiler_util  # noqa: F401
+from . import anomaly_mode, function, graph, profiler, profiler_util  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .engine import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, Variable, once_differentiable  # noqa: F401
 from .grad_mode import (  # noqa: F401
@@ -16,4 +17,5 @@ __all__ = [
     "Function", "FunctionCtx", "Variable", "backward", "grad", "gradcheck", "gradgradcheck",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "once_differentiable", "function", "graph", "profiler", "profiler_util",
+    "anomaly_mode", "detect_anomaly", "set_detect_anomaly",
 ]

@@ -13,6 +13,9 @@ from .._layout import strided
 from .grad_mode import GRAD_ENABLED
 from .graph import AccumulateGrad
 from . import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
+from . import anomaly_mode as _anomaly
+
+_ANOMALY = _anomaly.STATE  # [enabled, check_nan]
 
 __all__ = ["backward", "grad", "queue_callback", "register_post_accumulate_grad_hook"]
 
@@ -256,6 +259,8 @@ def _run(roots, grads, retain_graph, create_graph, capture):
             needed = need is None or node in need
             if needed and has_grad:
                 in_grads = _apply(node, gl) if prof is None else prof.run_node(node, _apply, node, gl)
+                if _ANOMALY[0] and _ANOMALY[1]:
+                    _anomaly.check_nan(node, in_grads)
             else:
                 in_grads = None
             if not retain_graph and needed:
