@@ -4,6 +4,7 @@ from numbers import Real
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
@@ -32,9 +33,7 @@ class Beta(ExponentialFamily):
         new = self._get_checked_instance(Beta, _instance)
         batch_shape = T.Size(batch_shape)
         new._dirichlet = self._dirichlet.expand(batch_shape)
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape)
 
     @property
     def mean(self):

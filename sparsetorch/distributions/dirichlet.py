@@ -2,6 +2,7 @@
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params
 from .exp_family import ExponentialFamily
 from .utils import standard_gamma
 
@@ -28,9 +29,7 @@ class Dirichlet(ExponentialFamily):
         new = self._get_checked_instance(Dirichlet, _instance)
         batch_shape = T.Size(batch_shape)
         new.concentration = self.concentration.expand(tuple(batch_shape) + tuple(self.event_shape))
-        ExponentialFamily.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, event_shape=self.event_shape)
 
     def rsample(self, sample_shape=T.EMPTY_SIZE):
         shape = tuple(self._extended_shape(sample_shape))

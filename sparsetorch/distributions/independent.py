@@ -2,6 +2,7 @@
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params
 from .distribution import Distribution
 from .utils import _sum_rightmost
 
@@ -32,9 +33,7 @@ class Independent(Distribution):
         n = self.reinterpreted_batch_ndims
         new.base_dist = self.base_dist.expand(batch_shape + tuple(self.event_shape[:n]))
         new.reinterpreted_batch_ndims = n
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, event_shape=self.event_shape)
 
     @property
     def has_rsample(self):

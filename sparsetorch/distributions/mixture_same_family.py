@@ -2,6 +2,7 @@
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params
 from .categorical import Categorical
 from .distribution import Distribution
 
@@ -45,9 +46,7 @@ class MixtureSameFamily(Distribution):
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        Distribution.__init__(new, batch_shape, new._component_distribution.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, event_shape=new._component_distribution.event_shape)
 
     @constraints.dependent_property
     def support(self):

@@ -2,6 +2,7 @@
 
 from . import _t as T
 from . import constraints
+from ._util import expand_params
 from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
@@ -52,9 +53,7 @@ class TransformedDistribution(Distribution):
             shape = tuple(t.inverse_shape(shape))
         new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
         new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, new, batch_shape, event_shape=self.event_shape)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
