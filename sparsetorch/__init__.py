@@ -74,3 +74,9 @@ from . import random  # noqa: E402 - torch.random (seeding, fork_rng)
 # The kernel package sparsetorch.dense (loaded by the ops) is no public name; ``import
 # sparsetorch.dense.X`` still works (tests/test_namespaces.py keeps dir(sparsetorch) equal to torch's).
 del dense  # noqa: F821
+
+
+def __getattr__(name):  # PEP 562: only names not found above reach here
+    if name == "__all__":  # help() lists, and ``import *`` takes, every public name of the moment
+        return sorted(n for n in globals() if not n.startswith("_"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,3 +44,9 @@ from ._functional.upsampling import (  # noqa: F401,E402
 
 # ---- distances (issue 15) ----
 from .._ops.distance import pdist  # noqa: F401,E402 - F.pdist is torch.pdist
+
+
+def __getattr__(name):  # PEP 562: only names not found above reach here
+    if name == "__all__":  # help() lists, and ``import *`` takes, every public name of the moment
+        return sorted(n for n in globals() if not n.startswith("_"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
