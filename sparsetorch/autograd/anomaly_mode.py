@@ -27,6 +27,7 @@ def is_anomaly_check_nan_enabled():
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off process-wide (``check_nan``: also check for NaN)."""
     STATE[0] = bool(enabled)
     STATE[1] = bool(check_nan)
 
