@@ -33,27 +33,27 @@ MISSING = {
     cumulative_trapezoid detach_ diagflat dsmm e empty_permuted fill frexp frobenius_norm
     frombuffer geqrf get_default_device get_device get_device_module gradient hamming_window
     hann_window hardshrink hash_tensor histogram histogramdd hsmm index_reduce inf
-    init_num_threads instance_norm is_anomaly_check_nan_enabled is_anomaly_enabled is_conj
-    is_distributed is_inference is_inference_mode_enabled is_neg is_signed
-    is_warn_always_enabled istft kaiser_window ldexp ldexp_ lobpcg lu_solve lu_unpack
-    max_pool1d_with_indices max_pool3d memory_format nan newaxis nextafter nn.AdaptiveAvgPool3d
-    nn.AdaptiveLogSoftmaxWithLoss nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d nn.CTCLoss
-    nn.ChannelShuffle nn.CircularPad1d nn.CircularPad2d nn.CircularPad3d nn.ConstantPad1d
-    nn.ConstantPad2d nn.ConstantPad3d nn.Container nn.CosineSimilarity nn.CrossMapLRN2d
-    nn.Dropout1d nn.Dropout2d nn.Dropout3d nn.FeatureAlphaDropout nn.Fold nn.FractionalMaxPool2d
-    nn.FractionalMaxPool3d nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish
-    nn.InstanceNorm1d nn.InstanceNorm2d nn.InstanceNorm3d nn.LPPool1d nn.LPPool2d nn.LPPool3d
-    nn.LazyBatchNorm1d nn.LazyBatchNorm2d nn.LazyBatchNorm3d nn.LazyConv1d nn.LazyConv2d
-    nn.LazyConv3d nn.LazyConvTranspose1d nn.LazyConvTranspose2d nn.LazyConvTranspose3d
-    nn.LazyInstanceNorm1d nn.LazyInstanceNorm2d nn.LazyInstanceNorm3d nn.LazyLinear
-    nn.LinearCrossEntropyLoss nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxPool3d
-    nn.MaxUnpool1d nn.MaxUnpool2d nn.MaxUnpool3d nn.MultiLabelMarginLoss
-    nn.MultiLabelSoftMarginLoss nn.MultiMarginLoss nn.NLLLoss2d nn.PairwiseDistance
-    nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss nn.RMSNorm nn.RReLU nn.ReflectionPad1d
-    nn.ReflectionPad2d nn.ReflectionPad3d nn.ReplicationPad1d nn.ReplicationPad2d
-    nn.ReplicationPad3d nn.Softmax2d nn.Softshrink nn.SyncBatchNorm nn.TripletMarginLoss
-    nn.TripletMarginWithDistanceLoss nn.Unfold nn.UninitializedBuffer nn.UninitializedParameter
-    nn.ZeroPad1d nn.ZeroPad2d nn.ZeroPad3d nn.factory_kwargs nn.functional.adaptive_avg_pool3d
+    init_num_threads instance_norm is_conj is_distributed is_inference is_inference_mode_enabled
+    is_neg is_signed is_warn_always_enabled istft kaiser_window ldexp ldexp_ lobpcg lu_solve
+    lu_unpack max_pool1d_with_indices max_pool3d memory_format nan newaxis nextafter
+    nn.AdaptiveAvgPool3d nn.AdaptiveLogSoftmaxWithLoss nn.AdaptiveMaxPool3d nn.AvgPool3d
+    nn.BatchNorm3d nn.CTCLoss nn.ChannelShuffle nn.CircularPad1d nn.CircularPad2d
+    nn.CircularPad3d nn.ConstantPad1d nn.ConstantPad2d nn.ConstantPad3d nn.Container
+    nn.CosineSimilarity nn.CrossMapLRN2d nn.Dropout1d nn.Dropout2d nn.Dropout3d
+    nn.FeatureAlphaDropout nn.Fold nn.FractionalMaxPool2d nn.FractionalMaxPool3d
+    nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish nn.InstanceNorm1d
+    nn.InstanceNorm2d nn.InstanceNorm3d nn.LPPool1d nn.LPPool2d nn.LPPool3d nn.LazyBatchNorm1d
+    nn.LazyBatchNorm2d nn.LazyBatchNorm3d nn.LazyConv1d nn.LazyConv2d nn.LazyConv3d
+    nn.LazyConvTranspose1d nn.LazyConvTranspose2d nn.LazyConvTranspose3d nn.LazyInstanceNorm1d
+    nn.LazyInstanceNorm2d nn.LazyInstanceNorm3d nn.LazyLinear nn.LinearCrossEntropyLoss
+    nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxPool3d nn.MaxUnpool1d nn.MaxUnpool2d
+    nn.MaxUnpool3d nn.MultiLabelMarginLoss nn.MultiLabelSoftMarginLoss nn.MultiMarginLoss
+    nn.NLLLoss2d nn.PairwiseDistance nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss
+    nn.RMSNorm nn.RReLU nn.ReflectionPad1d nn.ReflectionPad2d nn.ReflectionPad3d
+    nn.ReplicationPad1d nn.ReplicationPad2d nn.ReplicationPad3d nn.Softmax2d nn.Softshrink
+    nn.SyncBatchNorm nn.TripletMarginLoss nn.TripletMarginWithDistanceLoss nn.Unfold
+    nn.UninitializedBuffer nn.UninitializedParameter nn.ZeroPad1d nn.ZeroPad2d nn.ZeroPad3d
+    nn.factory_kwargs nn.functional.adaptive_avg_pool3d
     nn.functional.adaptive_max_pool1d_with_indices
     nn.functional.adaptive_max_pool2d_with_indices nn.functional.adaptive_max_pool3d
     nn.functional.adaptive_max_pool3d_with_indices nn.functional.affine_grid
@@ -80,10 +80,10 @@ MISSING = {
     optim.Adafactor optim.Adamax optim.Muon optim.NAdam optim.RAdam optim.Rprop optim.swa_utils
     optim.swap_in_optimizer_params_and_state orgqr ormqr pi pixel_shuffle pixel_unshuffle
     poisson_nll_loss positive put renorm resize_as_ resize_as_sparse_ resolve_conj resolve_neg
-    rms_norm rrelu rrelu_ saddmm selu_ set_anomaly_enabled set_default_device set_warn_always
-    slice_inverse sparse.as_sparse_gradcheck sparse.solve split_with_sizes stft
-    thread_safe_generator threshold_ triangular_solve triplet_margin_loss unsafe_chunk
-    unsafe_split unsafe_split_with_sizes vander
+    rms_norm rrelu rrelu_ saddmm selu_ set_default_device set_warn_always slice_inverse
+    sparse.as_sparse_gradcheck sparse.solve split_with_sizes stft thread_safe_generator
+    threshold_ triangular_solve triplet_margin_loss unsafe_chunk unsafe_split
+    unsafe_split_with_sizes vander
     """),
     **_names('TorchScript internals (torch._C); sparsetorch.jit runs eagerly, no IR/types', """
     AVG AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType BenchmarkConfig
