@@ -1,5 +1,6 @@
-"""Pieces the distributions share: the probs/logits parameterisation, broadcasting and expanding
-named parameters, and the values of a finite support."""
+"""Pieces the distributions share (private): broadcasting and expanding named parameters, the
+values of a finite support, the probs/logits parameterisation, and mixins for distributions
+built on a Categorical, relaxed ones, half ones and those centred at ``loc``."""
 
 import math
 
@@ -8,8 +9,8 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["AtLoc", "HalfOf", "LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits", "enumerated", "expand_params",
-           "set_params"]
+__all__ = ["AtLoc", "HalfOf", "LazyProbsLogits", "OfCategorical", "OfRelaxed", "ProbsLogits",
+           "enumerated", "expand_params", "set_params"]
 
 ONE_OF = "Either `probs` or `logits` must be specified, but not both."
 
