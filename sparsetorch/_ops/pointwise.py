@@ -691,7 +691,8 @@ def rremainder(input, other):
 
 
 def _pow_sparse_check(x, exponent):
-    if isinstance(exponent, complex) or not exponent > 0:
+    e = exponent.real if isinstance(exponent, complex) and exponent.imag == 0 else exponent  # complex x ** 2
+    if isinstance(e, complex) or not e > 0:
         raise dense_result_error(
             "pow", f"0 ** {exponent} is not 0 (only a positive exponent keeps the implicit zeros "
             "zero)", f"x.to_dense().pow({exponent})")
