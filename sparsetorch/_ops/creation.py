@@ -389,11 +389,16 @@ def empty_strided(
 
 # ---- complex construction ----
 
+# torch's formulas: real inputs, complex result; the (complex) gradient is projected back
 _complex_op = defop(
-    "complex", {(strided, strided): lambda be, re, im: re + 1j * im}, inputs=("real", "imag")
+    "complex", {(strided, strided): lambda be, re, im: re + 1j * im}, inputs=("real", "imag"),
+    grads={"real": lambda grad: grad.real, "imag": lambda grad: grad.imag}, holomorphic=False,
 )
 _polar_op = defop(
-    "polar", {(strided, strided): lambda be, r, th: r * be.xp.exp(1j * th)}, inputs=("abs", "angle")
+    "polar", {(strided, strided): lambda be, r, th: r * be.xp.exp(1j * th)}, inputs=("abs", "angle"),
+    grads={"abs": lambda grad, result: (grad.conj() * result.sgn()).real,
+           "angle": lambda grad, result: (grad.conj() * result * 1j).real},
+    holomorphic=False,
 )
 
 
@@ -419,10 +424,10 @@ def _complex_pair(fname, a, b, an, bn, op, out):
 
 
 def complex(real, imag, *, out=None):
-    """A complex tensor ``real + 1j * imag`` (not differentiable in sparsetorch)."""
+    """A complex tensor ``real + 1j * imag``."""
     return _complex_pair("complex", real, imag, "real", "imag", _complex_op, out)
 
 
 def polar(abs, angle, *, out=None):
-    """A complex tensor ``abs * exp(1j * angle)`` (not differentiable in sparsetorch)."""
+    """A complex tensor ``abs * exp(1j * angle)``."""
     return _complex_pair("polar", abs, angle, "abs", "angle", _polar_op, out)

@@ -123,6 +123,22 @@ def _eye_errors():
     ]
 
 
+def _pair_samples(dtype, rg):
+    """Two real tensors of one dtype (complex / polar build a complex tensor from them; the
+    first is positive: polar's abs, where torch's formula uses sgn(result))."""
+    return [Sample((make((3, 4), dtype, rg, seed=1, positive=True), make((3, 4), dtype, rg, seed=2)), name="2d"),
+            Sample((make((), dtype, rg, seed=3, positive=True), make((), dtype, rg, seed=4)), name="0-d")]
+
+
+def _pair_errors(op):
+    def errors():
+        return [ErrorInput(Sample((st.ones(2), st.ones(2, dtype=st.float64))), RuntimeError,
+                           "Expected object of scalar type Float but got scalar type Double"),
+                ErrorInput(Sample((st.ones(2, dtype=st.int64), st.ones(2, dtype=st.int64))), RuntimeError,
+                           "Expected both inputs to be Half, Float or Double tensors")]
+    return errors
+
+
 OPS = [
     OpInfo(
         name="clone",
@@ -206,4 +222,6 @@ OPS = [
         "full", st.full, [((2, 3), 1.5), ((4,), -2)], lambda s, v: np.full(s, v), _full_errors
     ),
     _factory("eye", st.eye, [(3,), (2, 4), (0,)], np.eye, _eye_errors),
+    OpInfo("complex", st.complex, lambda re, im: re + 1j * im, _pair_samples, error_inputs=_pair_errors(st.complex)),
+    OpInfo("polar", st.polar, lambda r, th: r * np.exp(1j * th), _pair_samples, error_inputs=_pair_errors(st.polar)),
 ]
