@@ -50,7 +50,8 @@ def _vector_index(index, fname, dtypes, message, error=RuntimeError):
 
 
 def index_select(input, dim, index, *, out=None):
-    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``. COO and CSR
+    input give a result of the same layout."""
     check_tensor(input, "index_select")
     _vector_index(index, "index_select", (D.int64, D.int32),
                   "index_select(): Expected dtype int32 or int64 for index")

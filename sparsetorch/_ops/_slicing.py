@@ -61,7 +61,8 @@ def narrow(input, dim, start, length):
 
 
 def select(input, dim, index):
-    """A view of ``input`` at ``index`` along ``dim`` (that dim removed)."""
+    """A view of ``input`` at ``index`` along ``dim`` (that dim removed). COO and CSR input give
+    a COO result (a copy)."""
     check_tensor(input, "select")
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

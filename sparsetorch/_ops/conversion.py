@@ -75,7 +75,8 @@ _to_device_op = defop(
 
 
 def clone(input, *, memory_format=None):
-    """A copy of ``input`` that is part of the graph (gradient flows back unchanged)."""
+    """A copy of ``input`` that is part of the graph (gradient flows back unchanged); COO and CSR
+    input give a copy of the same layout (indices and values)."""
     check_tensor(input, "clone")
     return call(_clone_op, (input,))
 

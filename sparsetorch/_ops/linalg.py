@@ -173,7 +173,9 @@ def _fast_ok(a, b):  # profiling: the generic path, which call() times
 
 
 def mm(input, mat2, *, out=None):
-    """Matrix product of two 2-D tensors ``(n, m) @ (m, p)``."""
+    """Matrix product of two 2-D tensors ``(n, m) @ (m, p)``. COO and CSR operands: sparse @
+    sparse stays sparse (CSR @ CSR is CSR, else COO); sparse @ strided and strided @ sparse give
+    a strided result."""
     if _ac_active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
         return _ac.run(mm, _ac.LOWER, (input, mat2), {"out": out})
     if _fast_ok(input, mat2) and input.ndim == 2 and mat2.ndim == 2 \
@@ -211,7 +213,7 @@ def _broadcast_batch(a, b):
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules: 1-D . 1-D is a dot product, a 1-D operand is treated
     as a row (left) or column (right) vector and its dim removed afterwards, and batch dims
-    (all but the last two) broadcast."""
+    (all but the last two) broadcast. COO and CSR operands as :func:`mm`."""
     if _ac_active():
         return _ac.run(matmul, _ac.LOWER, (input, other), {"out": out})
     if _fast_ok(input, other) and out is None:
@@ -256,7 +258,8 @@ def rmatmul(input, other):
 
 
 def bmm(input, mat2, *, out=None):
-    """Batched matrix product of two 3-D tensors ``(b, n, m) @ (b, m, p)``."""
+    """Batched matrix product of two 3-D tensors ``(b, n, m) @ (b, m, p)``. Sparse operands as
+    :func:`mm` (sparse @ sparse stays sparse, with a strided operand the result is strided)."""
     if _ac_active():
         return _ac.run(bmm, _ac.LOWER, (input, mat2), {"out": out})
     check_tensor(input, "bmm")
@@ -276,7 +279,7 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec, *, out=None):
-    """Matrix-vector product ``(n, m) @ (m,)``."""
+    """Matrix-vector product ``(n, m) @ (m,)``; a COO or CSR matrix gives a strided vector."""
     check_tensor(input, "mv")
     check_tensor(vec, "mv", "vec")
     if input.ndim != 2 or vec.ndim != 1:

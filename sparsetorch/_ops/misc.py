@@ -500,7 +500,7 @@ del _op, _part
 
 def real(input):
     """The real part of a complex ``input`` as a view sharing its memory (a real tensor is returned
-    as it is)."""
+    as it is; COO and CSR: of the stored values)."""
     check_tensor(input, "real")
     if not input.dtype.is_complex:
         return input
@@ -508,7 +508,8 @@ def real(input):
 
 
 def imag(input):
-    """The imaginary part of a complex ``input`` as a view sharing its memory."""
+    """The imaginary part of a complex ``input`` as a view sharing its memory (COO and CSR: of
+    the stored values)."""
     check_tensor(input, "imag")
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")

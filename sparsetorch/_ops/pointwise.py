@@ -197,7 +197,8 @@ bitwise_not = unary("bitwise_not", _bitwise_not_kernel, None, SAME, False)
 
 
 def conj(input):
-    """Complex conjugate; real tensors are returned as they are (as torch's lazy conj)."""
+    """Complex conjugate; real tensors are returned as they are (as torch's lazy conj). COO and
+    CSR: of the stored values."""
     check_tensor(input, "conj")
     return _conj(input) if input.dtype.is_complex else input
 
@@ -511,7 +512,10 @@ _sub = binary("sub", "subtract",
               sparse=lambda: _sp.add_kernels(-1))
 mul = binary("mul", "multiply",
              {"input": lambda grad, other: grad * other, "other": lambda grad, input: grad * input},
-             zero_preserving=True, sparse=lambda: _sp.mul_kernels())
+             zero_preserving=True, sparse=lambda: _sp.mul_kernels(),
+             doc="Elementwise product of ``input`` and ``other`` (broadcasting). A COO or CSR "
+                 "operand keeps the result sparse (sparse * strided, sparse * sparse, "
+                 "sparse * number).")
 multiply = mul
 _div = binary("div", "true_divide",
               {"input": lambda grad, other: grad / other,
@@ -602,7 +606,9 @@ bitwise_xor = binary("bitwise_xor", lambda be, a, b: be.xp.bitwise_xor(a, b), ru
 # ---- public binary functions with torch's extra arguments ----
 
 def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other`` with broadcasting and type promotion."""
+    """``input + alpha * other`` with broadcasting and type promotion. COO and CSR: sparse +
+    sparse stays sparse (CSR + CSR is CSR, else COO), sparse + strided is strided; a sparse tensor
+    plus a nonzero number raises NotImplementedError (the result would be dense)."""
     if alpha != 1 and _bf16_alpha(input, other):  # torch: alpha in bfloat16, a + alpha * b in float
         r = _add(_float32(input), mul(other.float(), _bf16_number(alpha))).to(_BF16)
         return r if out is None else with_out(r, out, "add")
@@ -612,7 +618,8 @@ def add(input, other, *, alpha=1, out=None):
 
 
 def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other``."""
+    """``input - alpha * other`` with broadcasting and type promotion; COO and CSR operands as
+    :func:`add`."""
     if isinstance(input, Tensor) and input.dtype is D.bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
@@ -653,7 +660,9 @@ def _as_tensor_like(x, like):
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    """True division, or rounded with ``rounding_mode`` in (None, 'trunc', 'floor')."""
+    """True division, or rounded with ``rounding_mode`` in (None, 'trunc', 'floor'). A COO or
+    CSR ``input`` divided by a number or a strided tensor stays sparse; dividing by a sparse
+    tensor raises NotImplementedError (its implicit zeros)."""
     if rounding_mode is None:
         return _div(input, other, out=out)
     if rounding_mode == "floor":

@@ -45,7 +45,9 @@ _grad_enabled = GRAD_ENABLED.get
 _sum_op.kernels.update(_sparse.SUM_KERNELS)  # declared in _reduce.py (formulas use it too)
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
-    """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64."""
+    """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64.
+    COO and CSR input: summing some dims of a COO tensor gives a COO tensor; all dims, or a CSR
+    input, give a strided result."""
     if dim is None and dtype is None and out is None and input.__class__ is Tensor \
             and _profiler.ACTIVE is None:  # profiling: via call(), which times the op
         dt = input.dtype
@@ -116,7 +118,8 @@ def _need_float(input, dtype, fname):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Mean of ``input`` over ``dim``; floating or complex input (or ``dtype=``) only."""
+    """Mean of ``input`` over ``dim``; floating or complex input (or ``dtype=``) only. COO and
+    CSR input as :func:`sum` (the implicit zeros count)."""
     check_tensor(input, "mean")
     dt = _need_float(input, dtype, "mean")
     axes = reduce_axes(input, dim, "mean")
@@ -210,14 +213,16 @@ def _extreme(op, input, dim, keepdim, fname, explicit):
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
-    """Maximum over ``dim`` (all dims by default); ties share the gradient evenly."""
+    """Maximum over ``dim`` (all dims by default); ties share the gradient evenly. COO and CSR
+    input as :func:`sum` (the implicit zeros count)."""
     check_tensor(input, "amax")
     explicit = dim is not None and dim != () and dim != []
     return with_out(_extreme(_amax_op, input, dim, keepdim, "amax", explicit), out, "amax")
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
-    """Minimum over ``dim`` (all dims by default); ties share the gradient evenly."""
+    """Minimum over ``dim`` (all dims by default); ties share the gradient evenly. COO and CSR
+    input as :func:`sum` (the implicit zeros count)."""
     check_tensor(input, "amin")
     explicit = dim is not None and dim != () and dim != []
     return with_out(_extreme(_amin_op, input, dim, keepdim, "amin", explicit), out, "amin")

@@ -255,7 +255,7 @@ _permute_op = defop(
 
 
 def transpose(input, dim0, dim1):
-    """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped."""
+    """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped (COO and CSR: same layout)."""
     check_tensor(input, "transpose")
     n = input.ndim
     d0 = norm_dim(dim0, n, "transpose")
@@ -279,7 +279,8 @@ def t(input):
 
 
 def permute(input, *args, dims=None):
-    """A view of ``input`` with its dims reordered: ``permute(x, (1, 0))`` or ``x.permute(1, 0)``."""
+    """A view of ``input`` with its dims reordered: ``permute(x, (1, 0))`` or ``x.permute(1, 0)``.
+    COO and CSR input give a result of the same layout."""
     check_tensor(input, "permute")
     dims = _ints(args if dims is None else (dims,), "permute", "dims")
     n = input.ndim
@@ -338,7 +339,8 @@ _unsqueeze_op = defop(
 
 
 def squeeze(input, dim=None):
-    """A view of ``input`` without its size-1 dims (all of them, or those in ``dim``)."""
+    """A view of ``input`` without its size-1 dims (all of them, or those in ``dim``). COO and
+    CSR input give a result of the same layout."""
     check_tensor(input, "squeeze")
     shape = input.shape
     if dim is None:
@@ -349,7 +351,7 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
-    """A view of ``input`` with a size-1 dim inserted at ``dim``."""
+    """A view of ``input`` with a size-1 dim inserted at ``dim`` (COO and CSR: same layout)."""
     check_tensor(input, "unsqueeze")
     n = len(input._data.shape) + 1
     if dim.__class__ is not int or not -n <= dim < n:
