@@ -43,3 +43,25 @@ def test_method_docstrings_name_their_signature_and_function():
     assert sparsetorch.Tensor.sum.__doc__.startswith("sum(dim=None, keepdim=False")
     assert "sparsetorch.sum" in sparsetorch.Tensor.sum.__doc__
     assert "In-place version of :meth:`~Tensor.abs`" in sparsetorch.Tensor.abs_.__doc__
+
+
+def test_ops_with_sparse_kernels_say_so():
+    # an op of the table with a COO or CSR kernel documents its sparse behaviour
+    from sparsetorch import _ops
+    from sparsetorch._dispatch import Op
+
+    ops = {}
+    for mod in vars(_ops).values():
+        if isinstance(mod, types.ModuleType):
+            for v in vars(mod).values():
+                op = getattr(v, "op", v)
+                if isinstance(op, Op):
+                    ops.setdefault(op.name, op)
+    silent = []
+    for name in _ops.__all__:
+        op = ops.get(name)
+        layouts = {lay.name for key in op.kernels for lay in key} if op is not None else set()
+        doc = getattr(sparsetorch, name).__doc__ or ""
+        if layouts & {"sparse_coo", "sparse_csr"} and not any(w in doc for w in ("sparse", "COO", "CSR")):
+            silent.append(name)
+    assert len(ops) > 100 and silent == []
