@@ -19,3 +19,7 @@ __all__ = [
     "once_differentiable", "function", "graph", "profiler", "profiler_util",
     "anomaly_mode", "detect_anomaly", "set_detect_anomaly",
 ]
+
+# as torch.autograd: the engine module stays importable (``from sparsetorch.autograd import
+# engine``) but is no name of the package
+del engine  # noqa: F821
