@@ -373,3 +373,33 @@ def test_grad_scaler_sparse_and_bfloat16_grads():
         o = st.optim.SGD([p], lr=1.0)
         s.scale(p.float().sum()).backward()
         s.unscale_(o)
+
+
+def test_audit_recurrent_layers_under_cpu_autocast_give_torchs_dtypes():
+    # torch: linear's bias is cast too (RNN/cells in bfloat16), an unpacked LSTM without
+    # projections runs oneDNN's layer in bfloat16, GRU / packed LSTM / LSTM cells stay float32
+    torch = pytest.importorskip("torch")
+
+    def dtypes(lib):
+        x = lib.ones(5, 2, 4) * 0.5
+        pk = lib.nn.utils.rnn.pack_sequence([lib.ones(3, 4), lib.ones(2, 4)])
+        out = []
+
+        def names(o):
+            if hasattr(o, "batch_sizes"):  # a PackedSequence (a tuple too)
+                o = o.data
+            elif isinstance(o, tuple):
+                return tuple(names(i) for i in o)
+            return str(o.dtype).split(".")[-1]
+
+        with lib.autocast("cpu"):
+            for make in (lambda: lib.nn.LSTM(4, 3), lambda: lib.nn.GRU(4, 3),
+                         lambda: lib.nn.RNN(4, 3), lambda: lib.nn.LSTM(4, 3, num_layers=2),
+                         lambda: lib.nn.LSTM(4, 3, proj_size=2)):
+                out.append((names(make()(x)), names(make()(pk))))
+            for cell in (lib.nn.RNNCell, lib.nn.LSTMCell, lib.nn.GRUCell):
+                out.append(names(cell(4, 3)(x[0])))
+        out.append(names(lib.nn.LSTM(4, 3)(x)))  # off again: float32
+        return out
+
+    assert dtypes(st) == dtypes(torch)

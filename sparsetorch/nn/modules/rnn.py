@@ -12,6 +12,8 @@ import warnings
 
 import sparsetorch as _st
 
+from ... import _autocast as _ac
+from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
@@ -27,7 +29,21 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 def _linear(x, w, b):
     y = _st.matmul(x, w.t())
-    return y if b is None else y + b
+    if b is None:
+        return y
+    if b.dtype is not y.dtype and _ac.active():  # autocast casts linear's bias too (as torch)
+        b = b.to(y.dtype)
+    return y + b
+
+
+def _onednn_autocast(tensors, device_type):
+    """Under CPU autocast torch runs an unpacked LSTM without projections as oneDNN's RNN layer,
+    which takes input and states in the autocast dtype (so all results come out in it)."""
+    s = _ac.state()
+    if not s.enabled.get(device_type, False):
+        return tensors
+    target = s.dtype[device_type]
+    return [t.to(target) if t is not None and t.dtype is D.float32 else t for t in tensors]
 
 
 def _rnn_step(mode, xw, h, w_hh, b_hh):
@@ -187,6 +203,8 @@ class RNNBase(Module):
             h0, c0 = hx, None
             self._check_hidden(h0, h_shape, "Expected hidden size")
         x = input
+        if lstm and not self.proj_size and _ac.active():
+            x, h0, c0 = _onednn_autocast([x, h0, c0], x.device.type)
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             outs = []
