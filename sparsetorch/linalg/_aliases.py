@@ -43,7 +43,7 @@ def logdet(input):
     """Computes the log determinant of a square matrix (or batch): ``nan`` for a negative
     determinant, ``-inf`` for a singular matrix."""
     sign, logabsdet = _solve.slogdet(input)
-    return logabsdet + sign.log()  # log(-1) = nan, log(0) = -inf; the sign carries no gradient
+    return logabsdet + sign.log()  # log(-1) = nan, log(0) = -inf; a real sign has zero gradient
 
 
 @_ac.policy(_ac.FP32)

@@ -96,21 +96,33 @@ def det(A, *, out=None):
     return with_out(call(_det_op, (A,)), out, "linalg.det")
 
 
+def _sign_backward(grad, result, A):
+    """The sign of a complex determinant moves with its phase: d sign = i sign Im tr(A^-1 dA);
+    a real sign is piecewise constant (zero gradient, as torch)."""
+    if not A.dtype.is_complex:
+        return (_mat(grad) * A) * 0
+    return _mat((result.conj() * grad).imag * 1j) * mT(inv(A)).conj()
+
+
+# not holomorphic (|det|, a phase): torch's formulas, with A^-H for complex A
 _sign_op = defop("linalg_slogdet_sign",
-                 {S: lambda be, a: be.xp.asarray(be.xp.linalg.slogdet(a)[0])}, inputs=("A",))
+                 {S: lambda be, a: be.xp.asarray(be.xp.linalg.slogdet(a)[0])}, inputs=("A",),
+                 grads={"A": _sign_backward}, holomorphic=False)
 _logabsdet_op = defop("linalg_slogdet", {S: lambda be, a: be.xp.asarray(be.xp.linalg.slogdet(a)[1])},
-                      inputs=("A",), grads={"A": lambda grad, A: _mat(grad) * mT(inv(A))})
+                      inputs=("A",), grads={"A": lambda grad, A: _mat(grad) * mT(inv(A)).conj()},
+                      holomorphic=False)
 
 
 def slogdet(A, *, out=None):
     """Computes the sign and natural logarithm of the absolute value of the determinant.
 
-    Returns the named tuple ``(sign, logabsdet)``; a singular matrix gives ``(0, -inf)``. Only
-    ``logabsdet`` is differentiable (for real inputs the sign is piecewise constant)."""
-    check_matrix(A, "linalg.slogdet", square=True)
+    Returns the named tuple ``(sign, logabsdet)``; a singular matrix gives ``(0, -inf)``. Both are
+    differentiable: a real sign is piecewise constant (zero gradient), a complex one follows the
+    determinant's phase."""
+    check_matrix(A, "linalg.slogdet", square=True, complex_grad=True)
     if out is not None:
         raise TypeError("linalg.slogdet(): out= is not supported; assign the results instead")
-    return slogdet_return((call(_sign_op, (A,)), call(_logabsdet_op, (A,))))
+    return slogdet_return((call(_sign_op, (A,)), call(_logabsdet_op, (A,), (), A.dtype.to_real())))
 
 
 # ---- solve ----

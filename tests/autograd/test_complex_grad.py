@@ -16,8 +16,6 @@ torch = pytest.importorskip("torch")
 
 # rows whose complex gradients sparsetorch does not give yet (strict: a fix must remove them)
 XFAIL = {
-    "linalg.slogdet": "slogdet's formula ignores the complex sign output; refused for complex",
-    "logdet": "goes through slogdet (refused for complex inputs that require grad)",
     "linalg.pinv": "pinv's formula is not holomorphic (uses A^H); refused for complex",
     "pinverse": "alias of linalg.pinv",
     "linalg.svdvals": "linalg.svd has no complex kernel in sparsetorch",
