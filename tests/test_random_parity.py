@@ -257,6 +257,18 @@ def test_nn_init(init):
     both(lambda L: getattr(L.nn.init, init)(L.empty(6, 5), *args), calls=2)
 
 
+@pytest.mark.parametrize("shape", [(6, 5), (5, 6), (1, 3), (2, 3, 4)])
+def test_orthogonal_same_draws_qr_to_rounding(shape):
+    # the same normal draws; the QR (NumPy's LAPACK vs torch's) agrees to a few float32 ulps
+    for seed in (1, 72):
+        st.manual_seed(seed)
+        torch.manual_seed(seed)
+        a = st.nn.init.orthogonal_(st.empty(*shape), gain=1.5).numpy()
+        b = torch.nn.init.orthogonal_(torch.empty(*shape), gain=1.5).numpy()
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-6)
+        same(st.rand(3), torch.rand(3))  # the stream continues in step
+
+
 @pytest.mark.parametrize("args", [(), (0.0, 1.0, 1.0, 3.0), (0.0, 0.02, -0.04, 0.04), (0, 1, 2.5, 4.0)])
 def test_trunc_normal(args):
     both(lambda L: L.nn.init.trunc_normal_(L.empty(40, 30), *args), calls=2)
