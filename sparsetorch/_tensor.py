@@ -38,8 +38,17 @@ class Tensor(TensorMethods):
     """A multi-dimensional array of one dtype on one device, dense (strided) or sparse."""
 
     # __dict__: users may set their own attributes on tensors, as in torch (created lazily)
-    __slots__ = ("_data", "dtype", "device", "layout", "_rg", "grad", "grad_fn", "_vc", "_extra",
-                 "__weakref__", "__dict__")
+    # (a dict: its values are the public attributes' docstrings for help())
+    __slots__ = {
+        "_data": None, "_rg": None, "_vc": None, "_extra": None, "__weakref__": None, "__dict__": None,
+        "dtype": "The data type of ``self`` (a ``sparsetorch.dtype``).",
+        "device": "The device ``self`` is stored on (a ``sparsetorch.device``).",
+        "layout": "The memory layout of ``self``: ``strided``, ``sparse_coo`` or ``sparse_csr``.",
+        "grad": "The gradient ``backward()`` accumulated into this leaf (None until then); a sparse "
+                "leaf's gradient has the leaf's layout.",
+        "grad_fn": "The backward node that produced ``self`` (None for leaves and tensors that do "
+                   "not require grad).",
+    }
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):

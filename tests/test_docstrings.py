@@ -21,9 +21,13 @@ def _undocumented(obj, names):
             v = getattr(obj, name)
         if isinstance(v, (staticmethod, classmethod)):
             v = v.__func__
-        if isinstance(v, types.ModuleType) or not (callable(v) or isinstance(v, property)):
+        if isinstance(v, types.MemberDescriptorType):  # a slot: its doc is in __slots__
+            doc = inspect.getdoc(v)
+        elif isinstance(v, types.ModuleType) or not (callable(v) or isinstance(v, property)):
             continue
-        if not (getattr(v, "__doc__", None) or "").strip():
+        else:
+            doc = getattr(v, "__doc__", None)
+        if not (doc or "").strip():
             out.append(name)
     return sorted(out)
 
@@ -34,7 +38,7 @@ def test_every_public_function_has_a_docstring(ns):
     assert _undocumented(mod, [n for n in dir(mod) if not n.startswith("_")]) == []
 
 
-def test_every_public_tensor_method_and_property_has_a_docstring():
+def test_every_public_tensor_method_property_and_attribute_has_a_docstring():
     T = sparsetorch.Tensor
     assert _undocumented(T, [n for n in dir(T) if not n.startswith("_")]) == []
 
