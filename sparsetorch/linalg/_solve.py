@@ -220,14 +220,18 @@ def _pinv_kernel(be, a, atol, rtol):
     smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
     tol = xp.maximum(atol, rtol * smax)
     s_inv = xp.where(s > tol, 1 / xp.where(s > tol, s, 1), 0)  # no division by zero
-    return xp.matmul(xp.swapaxes(vh, -1, -2) * s_inv[..., None, :], xp.swapaxes(u, -1, -2))
+    v, uh = xp.swapaxes(vh, -1, -2), xp.swapaxes(u, -1, -2)
+    if a.dtype.kind == "c":  # V S^-1 U^H
+        v, uh = v.conj(), uh.conj()
+    return xp.matmul(v * s_inv[..., None, :], uh)
 
 
 def _pinv_backward(grad, result, A):
     # d(A+) for constant rank: -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P; its
     # adjoint, with the identities multiplied out so no eye() is needed:
+    # (complex A: the adjoint takes conjugate transposes, torch's convention, so not holomorphic)
     P, G = result, grad
-    Pt, Gt = mT(P), mT(G)
+    Pt, Gt = mT(P).conj(), mT(G).conj()
     GtPPt = matmul(matmul(Gt, P), Pt)
     PtPGt = matmul(matmul(Pt, P), Gt)
     return (-matmul(matmul(Pt, G), Pt) + GtPPt - matmul(matmul(A, P), GtPPt)
@@ -235,7 +239,7 @@ def _pinv_backward(grad, result, A):
 
 
 _pinv_op = defop("linalg_pinv", {S: _pinv_kernel}, inputs=("A",), params=("atol", "rtol"),
-                 grads={"A": _pinv_backward})
+                 grads={"A": _pinv_backward}, holomorphic=False)
 
 
 def _tolerances(A, atol, rtol):
@@ -260,7 +264,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
     Singular values below ``max(atol, rtol * sigma_max)`` are treated as zero (default ``rtol``:
     ``eps * max(m, n)``). The derivative assumes the rank is constant near ``A``."""
-    check_matrix(A, "linalg.pinv")
+    check_matrix(A, "linalg.pinv", complex_grad=True)
     atol, rtol = _tolerances(A, atol, rtol)
     return with_out(call(_pinv_op, (A,), (atol, rtol)), out, "linalg.pinv")
 

@@ -16,8 +16,6 @@ torch = pytest.importorskip("torch")
 
 # rows whose complex gradients sparsetorch does not give yet (strict: a fix must remove them)
 XFAIL = {
-    "linalg.pinv": "pinv's formula is not holomorphic (uses A^H); refused for complex",
-    "pinverse": "alias of linalg.pinv",
     "linalg.svdvals": "linalg.svd has no complex kernel in sparsetorch",
     "linalg.matrix_norm": "its nuc / 2 samples need linalg.svd, which has no complex kernel",
     "logaddexp": "no complex forward kernel (NumPy's logaddexp is real-only)",
