@@ -28,62 +28,46 @@ def _names(reason, names):
 MISSING = {
     **_names('not implemented yet', """
     AcceleratorError Event OutOfMemoryError Stream addbmm adjoint as_strided as_strided_
-    bartlett_window binomial bitwise_left_shift bitwise_right_shift blackman_window celu_
-    chain_matmul channel_shuffle cholesky_inverse cholesky_solve cond conj_physical_ ctc_loss
-    cumulative_trapezoid detach_ diagflat dsmm e empty_permuted fill frexp frobenius_norm
-    frombuffer geqrf get_default_device get_device get_device_module gradient hamming_window
-    hann_window hardshrink hash_tensor histogram histogramdd hsmm index_reduce inf
-    init_num_threads instance_norm is_conj is_distributed is_inference is_inference_mode_enabled
-    is_neg is_signed is_warn_always_enabled istft kaiser_window ldexp ldexp_ lobpcg lu_solve
-    lu_unpack max_pool1d_with_indices max_pool3d memory_format nan newaxis nextafter
-    nn.AdaptiveAvgPool3d nn.AdaptiveLogSoftmaxWithLoss nn.AdaptiveMaxPool3d nn.AvgPool3d
-    nn.BatchNorm3d nn.CTCLoss nn.ChannelShuffle nn.CircularPad1d nn.CircularPad2d
-    nn.CircularPad3d nn.ConstantPad1d nn.ConstantPad2d nn.ConstantPad3d nn.Container
-    nn.CosineSimilarity nn.CrossMapLRN2d nn.Dropout1d nn.Dropout2d nn.Dropout3d
-    nn.FeatureAlphaDropout nn.Fold nn.FractionalMaxPool2d nn.FractionalMaxPool3d
-    nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish nn.InstanceNorm1d
-    nn.InstanceNorm2d nn.InstanceNorm3d nn.LPPool1d nn.LPPool2d nn.LPPool3d nn.LazyBatchNorm1d
-    nn.LazyBatchNorm2d nn.LazyBatchNorm3d nn.LazyConv1d nn.LazyConv2d nn.LazyConv3d
-    nn.LazyConvTranspose1d nn.LazyConvTranspose2d nn.LazyConvTranspose3d nn.LazyInstanceNorm1d
-    nn.LazyInstanceNorm2d nn.LazyInstanceNorm3d nn.LazyLinear nn.LinearCrossEntropyLoss
-    nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxPool3d nn.MaxUnpool1d nn.MaxUnpool2d
-    nn.MaxUnpool3d nn.MultiLabelMarginLoss nn.MultiLabelSoftMarginLoss nn.MultiMarginLoss
-    nn.NLLLoss2d nn.PairwiseDistance nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss
-    nn.RMSNorm nn.RReLU nn.ReflectionPad1d nn.ReflectionPad2d nn.ReflectionPad3d
-    nn.ReplicationPad1d nn.ReplicationPad2d nn.ReplicationPad3d nn.Softmax2d nn.Softshrink
-    nn.SyncBatchNorm nn.TripletMarginLoss nn.TripletMarginWithDistanceLoss nn.Unfold
-    nn.UninitializedBuffer nn.UninitializedParameter nn.ZeroPad1d nn.ZeroPad2d nn.ZeroPad3d
-    nn.factory_kwargs nn.functional.adaptive_avg_pool3d
+    binomial bitwise_left_shift bitwise_right_shift celu_ chain_matmul channel_shuffle
+    cholesky_inverse cholesky_solve cond conj_physical_ ctc_loss cumulative_trapezoid detach_
+    diagflat dsmm empty_permuted fill frexp frobenius_norm frombuffer geqrf get_default_device
+    get_device get_device_module gradient hardshrink hash_tensor histogram histogramdd hsmm
+    index_reduce init_num_threads instance_norm is_conj is_distributed is_inference
+    is_inference_mode_enabled is_neg is_signed is_warn_always_enabled ldexp ldexp_ lobpcg
+    lu_solve lu_unpack max_pool1d_with_indices max_pool3d memory_format nextafter
+    nn.AdaptiveLogSoftmaxWithLoss nn.CTCLoss nn.ChannelShuffle nn.Container nn.CosineSimilarity
+    nn.CrossMapLRN2d nn.Dropout1d nn.Dropout2d nn.FeatureAlphaDropout nn.Fold
+    nn.FractionalMaxPool2d nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish
+    nn.InstanceNorm1d nn.InstanceNorm2d nn.LPPool1d nn.LPPool2d nn.LinearCrossEntropyLoss
+    nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxUnpool1d nn.MaxUnpool2d
+    nn.MultiLabelMarginLoss nn.MultiLabelSoftMarginLoss nn.MultiMarginLoss nn.NLLLoss2d
+    nn.PairwiseDistance nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss nn.RMSNorm nn.RReLU
+    nn.Softmax2d nn.Softshrink nn.SyncBatchNorm nn.TripletMarginLoss
+    nn.TripletMarginWithDistanceLoss nn.Unfold nn.factory_kwargs
     nn.functional.adaptive_max_pool1d_with_indices
-    nn.functional.adaptive_max_pool2d_with_indices nn.functional.adaptive_max_pool3d
-    nn.functional.adaptive_max_pool3d_with_indices nn.functional.affine_grid
-    nn.functional.avg_pool3d nn.functional.celu_ nn.functional.channel_shuffle
-    nn.functional.conv_tbc nn.functional.ctc_loss nn.functional.dropout1d
-    nn.functional.dropout2d nn.functional.dropout3d nn.functional.feature_alpha_dropout
+    nn.functional.adaptive_max_pool2d_with_indices nn.functional.affine_grid nn.functional.celu_
+    nn.functional.channel_shuffle nn.functional.conv_tbc nn.functional.ctc_loss
+    nn.functional.dropout1d nn.functional.dropout2d nn.functional.feature_alpha_dropout
     nn.functional.fractional_max_pool2d nn.functional.fractional_max_pool2d_with_indices
-    nn.functional.fractional_max_pool3d nn.functional.fractional_max_pool3d_with_indices
     nn.functional.gaussian_nll_loss nn.functional.grid_sample nn.functional.grouped_mm
     nn.functional.gumbel_softmax nn.functional.hardshrink nn.functional.hardsigmoid
     nn.functional.hardswish nn.functional.instance_norm nn.functional.linear_cross_entropy
     nn.functional.local_response_norm nn.functional.lp_pool1d nn.functional.lp_pool2d
-    nn.functional.lp_pool3d nn.functional.max_pool1d_with_indices
-    nn.functional.max_pool2d_with_indices nn.functional.max_pool3d
-    nn.functional.max_pool3d_with_indices nn.functional.max_unpool1d nn.functional.max_unpool2d
-    nn.functional.max_unpool3d nn.functional.multi_margin_loss
+    nn.functional.max_pool1d_with_indices nn.functional.max_pool2d_with_indices
+    nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.multi_margin_loss
     nn.functional.multilabel_margin_loss nn.functional.multilabel_soft_margin_loss
     nn.functional.native_channel_shuffle nn.functional.pixel_shuffle
     nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss nn.functional.rms_norm
     nn.functional.rrelu nn.functional.rrelu_ nn.functional.scaled_grouped_mm
     nn.functional.scaled_mm nn.functional.selu_ nn.functional.softshrink
     nn.functional.threshold_ nn.functional.triplet_margin_loss
-    nn.functional.triplet_margin_with_distance_loss nonzero_static nuclear_norm optim.ASGD
-    optim.Adafactor optim.Adamax optim.Muon optim.NAdam optim.RAdam optim.Rprop optim.swa_utils
-    optim.swap_in_optimizer_params_and_state orgqr ormqr pi pixel_shuffle pixel_unshuffle
+    nn.functional.triplet_margin_with_distance_loss nonzero_static nuclear_norm optim.swa_utils
+    optim.swap_in_optimizer_params_and_state orgqr ormqr pixel_shuffle pixel_unshuffle
     poisson_nll_loss positive put renorm resize_as_ resize_as_sparse_ resolve_conj resolve_neg
     rms_norm rrelu rrelu_ saddmm selu_ set_default_device set_warn_always slice_inverse
-    sparse.as_sparse_gradcheck sparse.solve split_with_sizes stft thread_safe_generator
-    threshold_ triangular_solve triplet_margin_loss unsafe_chunk unsafe_split
-    unsafe_split_with_sizes vander
+    sparse.as_sparse_gradcheck sparse.solve split_with_sizes thread_safe_generator threshold_
+    triangular_solve triplet_margin_loss unsafe_chunk unsafe_split unsafe_split_with_sizes
+    vander
     """),
     **_names('TorchScript internals (torch._C); sparsetorch.jit runs eagerly, no IR/types', """
     AVG AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType BenchmarkConfig
@@ -151,6 +135,15 @@ MISSING = {
     hinge_embedding_loss kl_div layer_norm margin_ranking_loss max_pool1d max_pool2d prelu selu
     threshold
     """),
+    **_names('3-D (volumetric) variant not implemented yet', """
+    nn.AdaptiveAvgPool3d nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d nn.Dropout3d
+    nn.FractionalMaxPool3d nn.InstanceNorm3d nn.LPPool3d nn.MaxPool3d nn.MaxUnpool3d
+    nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool3d
+    nn.functional.adaptive_max_pool3d_with_indices nn.functional.avg_pool3d
+    nn.functional.dropout3d nn.functional.fractional_max_pool3d
+    nn.functional.fractional_max_pool3d_with_indices nn.functional.lp_pool3d
+    nn.functional.max_pool3d nn.functional.max_pool3d_with_indices nn.functional.max_unpool3d
+    """),
     **_names("typing/helper name imported into torch's module, not part of its API", """
     nn.functional.BroadcastingList1 nn.functional.BroadcastingList2
     nn.functional.BroadcastingList3 nn.functional.Callable nn.functional.DType
@@ -164,6 +157,18 @@ MISSING = {
     SymBool SymBoolType SymFloat SymInt SymIntType sym_constrain_range
     sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min
     sym_not sym_sqrt sym_sum
+    """),
+    **_names('lazy modules (shapes inferred at first call) not implemented yet', """
+    nn.LazyBatchNorm1d nn.LazyBatchNorm2d nn.LazyBatchNorm3d nn.LazyConv1d nn.LazyConv2d
+    nn.LazyConv3d nn.LazyConvTranspose1d nn.LazyConvTranspose2d nn.LazyConvTranspose3d
+    nn.LazyInstanceNorm1d nn.LazyInstanceNorm2d nn.LazyInstanceNorm3d nn.LazyLinear
+    nn.UninitializedBuffer nn.UninitializedParameter
+    """),
+    **_names('padding module not implemented yet (nn.functional.pad exists)', """
+    nn.CircularPad1d nn.CircularPad2d nn.CircularPad3d nn.ConstantPad1d nn.ConstantPad2d
+    nn.ConstantPad3d nn.ReflectionPad1d nn.ReflectionPad2d nn.ReflectionPad3d
+    nn.ReplicationPad1d nn.ReplicationPad2d nn.ReplicationPad3d nn.ZeroPad1d nn.ZeroPad2d
+    nn.ZeroPad3d
     """),
     **_names('DataPipes (deprecated upstream) not provided', """
     utils.data.DFIterDataPipe utils.data.DataChunk utils.data.IterDataPipe
@@ -182,10 +187,19 @@ MISSING = {
     set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled set_flush_denormal
     set_num_interop_threads
     """),
+    **_names('optimizer not implemented yet', """
+    optim.ASGD optim.Adafactor optim.Adamax optim.Muon optim.NAdam optim.RAdam optim.Rprop
+    """),
     **_names('2:4 semi-structured sparsity (cuSPARSELt/CUTLASS kernels) not supported', """
     sparse.SparseSemiStructuredTensor sparse.SparseSemiStructuredTensorCUSPARSELT
     sparse.SparseSemiStructuredTensorCUTLASS sparse.semi_structured
     sparse.to_sparse_semi_structured
+    """),
+    **_names('module constant not provided yet', """
+    e inf nan newaxis pi
+    """),
+    **_names('window functions not implemented yet', """
+    bartlett_window blackman_window hamming_window hann_window kaiser_window
     """),
     **_names('BSR/BSC/CSC layouts are not supported (COO and CSR only, DESIGN.md)', """
     sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor
@@ -199,6 +213,9 @@ MISSING = {
     **_names("docstring fragment torch's docs interpolate; not an API", """
     nn.functional.reproducibility_notes nn.functional.sparse_support_notes
     nn.functional.tf32_notes
+    """),
+    **_names('STFT not implemented yet (torch.fft transforms exist)', """
+    istft stft
     """),
     **_names('torch.nn.grad (conv input/weight grads) not provided', """
     nn.functional.grad nn.grad
