@@ -161,16 +161,22 @@ def _class_of(name):
     return _FAMILIES[cuda, sparse][_TYPE_NAMES[dtype.name]]
 
 
+_WARNED_DEFAULT_TYPE = []  # non-empty once set_default_tensor_type has warned
+
+
 def set_default_tensor_type(t, /):
     """Deprecated in torch 2.1 (use ``set_default_dtype``): sets the default floating dtype from
     a dense floating typed class or its name. CUDA classes are refused: sparsetorch has no
-    default-device setting (pass ``device=`` to the factories)."""
-    warnings.warn(
-        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-        UserWarning,
-        stacklevel=2,
-    )
+    default-device setting (pass ``device=`` to the factories). Warns once per process, as
+    torch (TORCH_WARN_ONCE)."""
+    if not _WARNED_DEFAULT_TYPE:
+        _WARNED_DEFAULT_TYPE.append(True)
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+            "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
     if isinstance(t, str):
         t = _class_of(t)
     if not isinstance(t, tensortype):

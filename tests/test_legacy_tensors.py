@@ -492,6 +492,7 @@ def test_legacy_tensor_constructor():
 
 
 def test_set_default_tensor_type():
+    from sparsetorch import _legacy
     try:
         for arg in (
             "torch.DoubleTensor",
@@ -499,8 +500,13 @@ def test_set_default_tensor_type():
             "torch.HalfTensor",
             "torch.FloatTensor",
         ):
+            _legacy._WARNED_DEFAULT_TYPE.clear()  # torch warns once per process
             with pytest.warns(UserWarning, match=r"set_default_tensor_type\(\) is deprecated"):
                 eval(f"torch.set_default_tensor_type({arg})", {"torch": st})
+            with warnings.catch_warnings(record=True) as again:
+                warnings.simplefilter("always")
+                eval(f"torch.set_default_tensor_type({arg})", {"torch": st})
+            assert again == []
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # torch warns once per process
                 eval(f"torch.set_default_tensor_type({arg})", {"torch": torch})
