@@ -571,7 +571,16 @@ def _xlogy_kernel(be, a, b):
 xlogy = binary("xlogy", _xlogy_kernel,
                {"input": lambda grad, input, other: grad * where(input == 0, 0.0, other.log()),
                 "other": lambda grad, input, other: grad * input / other}, TRUE_DIV)
-logaddexp = binary("logaddexp", lambda be, a, b: be.xp.logaddexp(a, b),
+def _logaddexp_kernel(be, a, b):
+    xp = be.xp
+    if xp.result_type(a, b).kind != "c":
+        return xp.logaddexp(a, b)
+    first = xp.real(a) >= xp.real(b)  # complex: factor out the term of larger real part
+    big, small = xp.where(first, a, b), xp.where(first, b, a)
+    return big + xp.log1p(xp.exp(small - big))
+
+
+logaddexp = binary("logaddexp", _logaddexp_kernel,
                    {"input": lambda grad, input, other: grad * (input - other).sigmoid(),
                     "other": lambda grad, input, other: grad * (other - input).sigmoid()}, TRUE_DIV)
 copysign = binary("copysign", lambda be, a, b: be.xp.copysign(a, b),

@@ -18,8 +18,7 @@ torch = pytest.importorskip("torch")
 XFAIL = {
     "linalg.svdvals": "linalg.svd has no complex kernel in sparsetorch",
     "linalg.matrix_norm": "its nuc / 2 samples need linalg.svd, which has no complex kernel",
-    "logaddexp": "no complex forward kernel (NumPy's logaddexp is real-only)",
-    "logcumsumexp": "no complex forward kernel (built on logaddexp)",
+    "logcumsumexp": "no complex kernel (NumPy's logaddexp.accumulate is real-only; its backward works in log space)",
 }
 
 
@@ -154,8 +153,13 @@ def test_coverage():
 
 @pytest.mark.parametrize("row,dtype", CASES)
 def test_grad_matches_torch(row, dtype):
+    compared = 0
     for s in row.sample_inputs(dtype, True):
-        t_ins, t_grads = _torch_grads(row, dtype, s)
+        try:
+            t_ins, t_grads = _torch_grads(row, dtype, s)
+        except (TypeError, RuntimeError):  # torch's signature refuses this sample (a Python scalar)
+            continue
+        compared += 1
         ins = _leaves(s.args, [])
         grads = _grads(st, row.op, s.args, s.kwargs, ins)
         for k, (a, b) in enumerate(zip(grads, t_grads)):
@@ -165,6 +169,7 @@ def test_grad_matches_torch(row, dtype):
             a = (a.to_dense() if a.layout is not st.strided else a).detach().numpy()
             b = (b.to_dense() if b.layout is not torch.strided else b).detach().resolve_conj().resolve_neg().numpy()
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{row.name} {s.name} input {k}")
+    assert compared
 
 
 # ---- the example, mixed real/complex ----
