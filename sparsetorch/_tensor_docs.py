@@ -174,8 +174,8 @@ DOCS = {
     ),
     "new_empty": (
         "new_empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
-        "An uninitialised tensor of ``self``'s layout, dtype and device unless given (zeros "
-        "here)."
+        "An uninitialised tensor of ``self``'s layout (for a sparse ``self``, one with no "
+        "stored entries), dtype and device unless given."
     ),
     "new_ones": (
         "new_ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
