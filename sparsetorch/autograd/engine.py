@@ -329,7 +329,9 @@ def _apply(node, gl):
         if g._data.shape != shape:
             g = sum_to(g, shape)
         if g.dtype is not dtype:
-            g = g.to(dtype)
+            if g.dtype.is_complex and not dtype.is_complex:
+                g = g.real  # a real input reached by a complex gradient: its real part (torch)
+            g = g.to(dtype) if g.dtype is not dtype else g
         if sparse_input is not None and not _same_pattern(g, sparse_input):
             # masked semantics: the gradient of a sparse input has that input's pattern
             g = _mask_grad(g, sparse_input)

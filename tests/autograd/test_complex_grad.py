@@ -174,6 +174,7 @@ def test_grad_matches_torch(row, dtype):
 
 # ---- the example, mixed real/complex ----
 
+@pytest.mark.filterwarnings("error")  # no ComplexWarning when a real input takes the real part
 def test_mul_example_and_mixed_dtypes():
     for lib in (st, torch):
         z = lib.tensor([1 + 2j, 3 - 1j], dtype=lib.complex128, requires_grad=True)
