@@ -9,7 +9,8 @@ import pytest
 
 import sparsetorch
 
-NAMESPACES = ["", "nn.functional", "sparse", "linalg", "special", "fft"]
+NAMESPACES = ["", "nn", "nn.functional", "nn.init", "sparse", "linalg", "special", "fft", "optim",
+              "optim.lr_scheduler", "utils.data", "autograd", "random"]
 
 
 def _undocumented(obj, names):

@@ -145,11 +145,13 @@ def constant_(tensor, val):
 
 
 def ones_(tensor):
+    """Fill ``tensor`` with ones (no gradient recorded)."""
     with _gm.no_grad():
         return tensor.fill_(1.0)
 
 
 def zeros_(tensor):
+    """Fill ``tensor`` with zeros (no gradient recorded)."""
     with _gm.no_grad():
         return tensor.zero_()
 

@@ -68,6 +68,8 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    r"""``min(max(0, x), 6)`` elementwise (``Hardtanh(0, 6)``)."""
+
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
@@ -110,11 +112,15 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    r"""``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` elementwise."""
+
     def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
 
 
 class SELU(Module):
+    r"""Scaled ELU with the self-normalizing constants (``scale * elu(x, alpha)``)."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -159,36 +165,50 @@ class SiLU(Module):
 
 
 class Mish(SiLU):
+    r"""``x * tanh(softplus(x))`` elementwise."""
+
     def forward(self, input):
         return F.mish(input, inplace=self.inplace)
 
 
 class Sigmoid(Module):
+    r"""``1 / (1 + exp(-x))`` elementwise."""
+
     def forward(self, input):
         return input.sigmoid()
 
 
 class Tanh(Module):
+    r"""Hyperbolic tangent elementwise."""
+
     def forward(self, input):
         return input.tanh()
 
 
 class Softsign(Module):
+    r"""``x / (1 + |x|)`` elementwise."""
+
     def forward(self, input):
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    r"""``x - tanh(x)`` elementwise."""
+
     def forward(self, input):
         return F.tanhshrink(input)
 
 
 class LogSigmoid(Module):
+    r"""``log(sigmoid(x))`` elementwise."""
+
     def forward(self, input):
         return F.logsigmoid(input)
 
 
 class Threshold(Module):
+    r"""``x`` where ``x > threshold``, else ``value``."""
+
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
         self.threshold = threshold
@@ -204,6 +224,9 @@ class Threshold(Module):
 
 
 class GLU(Module):
+    r"""Gated linear unit: ``a * sigmoid(b)``, ``a`` and ``b`` the halves of the input along
+    ``dim``."""
+
     def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
@@ -239,6 +262,8 @@ class Softmax(_SoftmaxBase):
 
 
 class Softmin(_SoftmaxBase):
+    r"""``softmax(-x)`` along ``dim``."""
+
     def forward(self, input):
         return F.softmin(input, self.dim, _stacklevel=5)
 

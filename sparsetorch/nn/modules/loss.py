@@ -59,6 +59,9 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    r"""Huber loss: ``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``,
+    with ``d = input - target``."""
+
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -141,6 +144,9 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    r"""Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities
+    ``input`` (``log_target``: ``target`` given as log-probabilities too)."""
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
@@ -150,11 +156,15 @@ class KLDivLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    r"""Two-class logistic loss ``log(1 + exp(-target * input))`` with targets in {-1, 1}."""
+
     def forward(self, input, target):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_Loss):
+    r"""``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
