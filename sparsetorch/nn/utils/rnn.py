@@ -6,17 +6,17 @@ Packing and unpacking are each a single ``index_select`` over a flattened (padde
 gradients flow through them with the ordinary autograd of that op.
 """
 
-from collections import namedtuple
+from collections import namedtuple as _namedtuple
 from collections.abc import Iterable
 
 from ... import _ops
-from ..._dtype import int64
+from ..._dtype import int64 as _int64
 from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
            "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence"]
 
-PackedSequence_ = namedtuple("PackedSequence_",
+PackedSequence_ = _namedtuple("PackedSequence_",
                              ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
 PackedSequence_.__annotations__ = {"data": Tensor, "batch_sizes": Tensor,
                                    "sorted_indices": "Tensor | None",
@@ -164,7 +164,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     sorted_indices = None
     if not enforce_sorted:
         order = sorted(range(len(lens)), key=lambda i: -lens[i])
-        sorted_indices = _ops.tensor(order, dtype=int64, device=input.device)
+        sorted_indices = _ops.tensor(order, dtype=_int64, device=input.device)
         lens = [lens[i] for i in order]
         input = input.index_select(batch_dim, sorted_indices)
     if batch_first:
@@ -186,9 +186,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            f"sequence length {steps}")
     sizes = _batch_sizes(lens)
     flat = [t * batch + b for t, bs in enumerate(sizes) for b in range(bs)]
-    idx = _ops.tensor(flat, dtype=int64, device=input.device)
+    idx = _ops.tensor(flat, dtype=_int64, device=input.device)
     data = input.reshape((steps * batch,) + tuple(input.shape[2:])).index_select(0, idx)
-    return PackedSequence(data, _ops.tensor(sizes, dtype=int64), sorted_indices, None)
+    return PackedSequence(data, _ops.tensor(sizes, dtype=_int64), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -213,7 +213,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         offset += bs
     rest = tuple(data.shape[1:])
     pad = _ops.full((1,) + rest, padding_value, dtype=data.dtype, device=data.device)
-    idx = _ops.tensor(src, dtype=int64, device=data.device)
+    idx = _ops.tensor(src, dtype=_int64, device=data.device)
     padded = _ops.cat([data, pad], 0).index_select(0, idx)
     padded = padded.reshape((total_length, batch) + rest)
     lengths = [sum(1 for bs in sizes if bs > b) for b in range(batch)]
@@ -223,7 +223,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if unsorted is not None:
         padded = padded.index_select(0 if batch_first else 1, unsorted)
         lengths = [lengths[i] for i in unsorted.tolist()]
-    return padded, _ops.tensor(lengths, dtype=int64)
+    return padded, _ops.tensor(lengths, dtype=_int64)
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -259,7 +259,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
 
 def pack_sequence(sequences, enforce_sorted=True):
     r"""Packs a list of variable length tensors (``L_i x *``)."""
-    lengths = _ops.tensor([v.size(0) for v in sequences], dtype=int64)
+    lengths = _ops.tensor([v.size(0) for v in sequences], dtype=_int64)
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
