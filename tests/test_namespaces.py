@@ -280,9 +280,6 @@ MISSING = {
     **_names('torch.monitor (C++ event counters) not provided', """
     monitor
     """),
-    **_names('torch.nn.attention (SDPA backend selection) not provided', """
-    nn.attention
-    """),
     **_names('torch.package (hermetic model archives) not provided; use save/load', """
     package
     """),

@@ -309,3 +309,28 @@ def test_audit_mkl_opt_einsum_and_bf16_support_names():
     if not st.cuda.is_available():
         assert st.cuda.is_bf16_supported() is torch.cuda.is_bf16_supported() is False
         assert st.cuda.is_bf16_supported(including_emulation=False) is False
+
+
+def test_audit_nn_attention_sdpa_kernel_and_sdp_kernel_deprecation():
+    A, TA = st.nn.attention, torch.nn.attention
+    assert ([(k, int(v)) for k, v in A.SDPBackend.__members__.items()]
+            == [(k, int(v)) for k, v in TA.SDPBackend.__members__.items()])
+    for lib, att in ((st, A), (torch, TA)):
+        with att.sdpa_kernel(att.SDPBackend.MATH) as r:
+            assert r == {}
+            assert lib.backends.cuda.math_sdp_enabled()
+            assert not lib.backends.cuda.flash_sdp_enabled()
+            assert not lib.backends.cuda.mem_efficient_sdp_enabled()
+        assert lib.backends.cuda.flash_sdp_enabled()
+        with att.sdpa_kernel([att.SDPBackend.FLASH_ATTENTION, att.SDPBackend.MATH]):
+            assert lib.backends.cuda.flash_sdp_enabled() and not lib.backends.cuda.cudnn_sdp_enabled()
+        with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
+            with att.sdpa_kernel("math"):
+                pass
+        with pytest.warns(FutureWarning, match=r"sdp_kernel\(\)` is deprecated"):
+            with lib.backends.cuda.sdp_kernel(enable_flash=False):
+                assert not lib.backends.cuda.flash_sdp_enabled()
+        assert lib.backends.cuda.flash_sdp_enabled()
+    q = st.ones(1, 2, 3)
+    with A.sdpa_kernel(A.SDPBackend.EFFICIENT_ATTENTION):  # results do not depend on it
+        assert st.nn.functional.scaled_dot_product_attention(q, q, q).shape == (1, 2, 3)

@@ -4,6 +4,7 @@ runtime) imports. ``matmul.allow_tf32`` is a view of ``torch.get_float32_matmul_
 CuPy's own setting (``CUPY_TF32``), so these switches are recorded, not applied."""
 
 import contextlib
+import warnings
 
 from .. import _backend, _flags
 from . import _props
@@ -134,10 +135,19 @@ def enable_cudnn_sdp(enabled: bool):
     _SDP["cudnn"] = bool(enabled)
 
 
-@contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True,
                enable_cudnn=True):
-    """Context manager selecting the attention backends (recorded only)."""
+    """Context manager selecting the attention backends (recorded only); deprecated, as
+    torch's, for ``torch.nn.attention.sdpa_kernel``."""
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+        "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
+        "manager, with updated signature.", FutureWarning, stacklevel=2)
+    return _sdp_kernel(enable_flash, enable_math, enable_mem_efficient, enable_cudnn)
+
+
+@contextlib.contextmanager
+def _sdp_kernel(enable_flash, enable_math, enable_mem_efficient, enable_cudnn):
     old = dict(_SDP)
     _SDP.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient,
                 cudnn=enable_cudnn)

@@ -5,6 +5,7 @@ from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
+from . import attention  # noqa: F401 - torch.nn.attention (sdpa_kernel, SDPBackend)
 from .parallel import DataParallel  # noqa: F401 - torch.nn.DataParallel
 
 
