@@ -19,6 +19,7 @@ AS_TORCH = {
     "linalg.slogdet", "logdet", "linalg.solve", "linalg.solve_triangular", "linalg.cholesky(pd)",
     "linalg.pinv", "pinverse", "linalg.eigvalsh(sym)", "linalg.svdvals", "linalg.qr",
     "linalg.matrix_power", "linalg.matrix_norm", "linalg.matrix_rank",
+    "complex", "polar",  # torch refuses bfloat16 halves (no complex bfloat16)
 }
 
 SKIP = {
