@@ -106,7 +106,14 @@ abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.
 absolute = abs
 neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True)
 negative = neg
-sign = unary("sign", lambda be, x: be.xp.sign(x), _zeros_grad, SAME, True)
+def _sign_kernel(be, x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                                  "Please use torch.sgn instead.")
+    return be.xp.sign(x)
+
+
+sign = unary("sign", _sign_kernel, _zeros_grad, SAME, True)
 sgn = unary("sgn", lambda be, x: be.xp.sign(x), lambda grad, input, result: _sgn_grad(grad, input, result),
             SAME, True, holomorphic=False)
 square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True)

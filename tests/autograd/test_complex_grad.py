@@ -190,6 +190,12 @@ def test_mul_example_and_mixed_dtypes():
     np.testing.assert_allclose(gw.numpy(), [1 + 2j, 6 + 8j])
 
 
+def test_sign_refuses_complex_as_torch():
+    for lib in (st, torch):
+        with pytest.raises(NotImplementedError, match="torch.sign is not intended to support complex numbers"):
+            lib.sign(lib.tensor([1j, 2 + 0j]))
+
+
 # ---- Tensor.real / Tensor.imag ----
 
 def test_real_imag_are_writable_views():
