@@ -102,7 +102,7 @@ class OpNode(Node):
         for need, (f, names) in zip(self.needs, self.op.formulas):
             if need:
                 g = f(*[env[n] for n in names])
-                out.append(g.conj() if flip and g is not None else g)
+                out.append(g.conj() if flip and isinstance(g, Tensor) else g)
             else:
                 out.append(None)
         return out
