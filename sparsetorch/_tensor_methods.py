@@ -607,6 +607,10 @@ class TensorMethods:
         return _ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
     def addmv_(self, mat, vec, *, beta=1, alpha=1):
         return _ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return _ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return _ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
     def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):

@@ -27,7 +27,7 @@ def _names(reason, names):
 # torch names we lack, with the reason
 MISSING = {
     **_names('not implemented yet', """
-    AcceleratorError Event OutOfMemoryError Stream addbmm adjoint as_strided as_strided_
+    AcceleratorError Event OutOfMemoryError Stream adjoint as_strided as_strided_
     binomial bitwise_left_shift bitwise_right_shift celu_ chain_matmul channel_shuffle
     cholesky_inverse cholesky_solve cond conj_physical_ ctc_loss cumulative_trapezoid detach_
     diagflat dsmm empty_permuted fill frexp frobenius_norm frombuffer geqrf get_default_device

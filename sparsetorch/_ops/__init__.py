@@ -34,7 +34,7 @@ from ._aten import ops  # noqa: F401,E402 - torch.ops / torch._ops.ops: operator
 # modules and the Tensor-method helpers above stay reachable as ``_ops.X`` (the methods forward to
 # them) but are not torch top-level names; tests/test_namespaces.py keeps the face equal to torch's.
 _METHOD_ONLY = frozenset("""
-    absolute_ add_ addcdiv_ addcmul_ addmm_ addr_ array_protocol atan2_ baddbmm_ bernoulli_
+    absolute_ add_ addcdiv_ addcmul_ addbmm_ addmm_ addr_ array_protocol atan2_ baddbmm_ bernoulli_
     bitwise_and_ bitwise_not_ bitwise_or_ bitwise_xor_ cauchy_ coalesce col_indices contiguous copy_
     copysign_ crow_indices data_ptr deepcopy_tensor dense_dim digamma_ div_ divide_ dlpack
     dlpack_device eq_ erfinv_ expand expand_as exponential_ fill_diagonal_ floor_divide_ fmod_ ge_

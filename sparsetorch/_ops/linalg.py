@@ -31,7 +31,7 @@ _ac_active = _ac.active
 
 __all__ = [
     "mm", "matmul", "rmatmul", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
-    "addmv", "baddbmm", "addr", "addmm_", "addmv_", "baddbmm_", "addr_", "einsum", "tensordot",
+    "addmv", "baddbmm", "addbmm", "addbmm_", "addr", "addmm_", "addmv_", "baddbmm_", "addr_", "einsum", "tensordot",
     "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "tril_", "triu_", "cross", "kron",
 ]
 
@@ -429,6 +429,28 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _add_product("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
 
 
+@_ac.policy(_ac.LOWER)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (the batch products summed)."""
+    check_tensor(batch1, "addbmm", "batch1")
+    check_tensor(batch2, "addbmm", "batch2")
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    b, n, m = batch1.shape
+    if batch2.shape[0] != b:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {b} and {batch2.shape[0]}")
+    if batch2.shape[1] != m:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({n}x{m} and {batch2.shape[1]}x{batch2.shape[2]})")
+    # one (n, b*m) @ (b*m, p) product is the sum of the b products
+    lhs = batch1.permute(1, 0, 2).reshape(n, b * m)
+    rhs = batch2.reshape(b * m, batch2.shape[2])
+    return _add_product("addbmm", input, mm(lhs, rhs), beta, alpha, out)
+
+
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _add_product("addr", input, outer(vec1, vec2), beta, alpha, out)
@@ -437,4 +459,5 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 addmm_ = inplace_of(addmm)
 addmv_ = inplace_of(addmv)
 baddbmm_ = inplace_of(baddbmm)
+addbmm_ = inplace_of(addbmm)
 addr_ = inplace_of(addr)

@@ -142,6 +142,14 @@ OPS = [
     L("baddbmm", _np_addmm(np.matmul), _many((((2, 2, 4), (2, 2, 3), (2, 3, 4)), {"alpha": 0.5}),
                                              (((2, 4), (2, 2, 3), (2, 3, 4)), {})),
       inplace="baddbmm_"),
+    L("addbmm", _np_addmm(lambda a, b: np.matmul(a, b).sum(0)),
+      _many((((2, 4), (3, 2, 5), (3, 5, 4)), {"beta": 0.5, "alpha": 2.0}),
+            (((4,), (2, 2, 3), (2, 3, 4)), {})),
+      inplace="addbmm_", errors=lambda: [
+          ErrorInput(Sample((st.ones(2, 2), st.ones(2, 2), st.ones(2, 2, 2))), RuntimeError,
+                     r"batch1 must be a 3D tensor"),
+          ErrorInput(Sample((st.ones(2, 2), st.ones(2, 2, 3), st.ones(3, 3, 2))), RuntimeError,
+                     r"batch1 and batch2 must have same number of batches, got 2 and 3")]),
     L("addr", _np_addmm(np.outer), _many((((3, 2), (3,), (2,)), {"beta": 2.0, "alpha": 3.0}),
                                          (((2,), (3,), (2,)), {})), inplace="addr_"),
     L("einsum", _np_einsum, _einsum_samples, method=False, errors=lambda: [
