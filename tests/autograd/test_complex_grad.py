@@ -196,6 +196,17 @@ def test_sign_refuses_complex_as_torch():
             lib.sign(lib.tensor([1j, 2 + 0j]))
 
 
+@pytest.mark.filterwarnings("error")
+def test_complex64_stays_complex64():
+    z = st.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    w = st.tensor([2 - 1j, 0.5 + 1j])
+    assert z.dtype is st.complex64
+    for loss in (st.view_as_real(z * w).sum(), (z.imag * 2 + z.real + z.angle() + z.abs()).sum(),
+                 st.view_as_real(st.logaddexp(z, w).sigmoid() * z.sgn()).sum()):
+        (g,) = st.autograd.grad(loss, [z])
+        assert g.dtype is st.complex64
+
+
 # ---- Tensor.real / Tensor.imag ----
 
 def test_real_imag_are_writable_views():
