@@ -36,21 +36,20 @@ MISSING = {
     is_inference_mode_enabled is_neg is_signed is_warn_always_enabled ldexp ldexp_ lobpcg
     lu_solve lu_unpack max_pool1d_with_indices max_pool3d memory_format nextafter
     nn.AdaptiveLogSoftmaxWithLoss nn.CTCLoss nn.ChannelShuffle nn.Container nn.CosineSimilarity
-    nn.CrossMapLRN2d nn.Dropout1d nn.Dropout2d nn.FeatureAlphaDropout nn.Fold
+    nn.CrossMapLRN2d nn.Fold
     nn.FractionalMaxPool2d nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish
     nn.InstanceNorm1d nn.InstanceNorm2d nn.LPPool1d nn.LPPool2d nn.LinearCrossEntropyLoss
     nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxUnpool1d nn.MaxUnpool2d
     nn.MultiLabelMarginLoss nn.MultiLabelSoftMarginLoss nn.MultiMarginLoss nn.NLLLoss2d
-    nn.PairwiseDistance nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss nn.RMSNorm nn.RReLU
+    nn.PairwiseDistance nn.PixelShuffle nn.PixelUnshuffle nn.PoissonNLLLoss nn.RMSNorm
     nn.Softmax2d nn.Softshrink nn.SyncBatchNorm nn.TripletMarginLoss
     nn.TripletMarginWithDistanceLoss nn.Unfold nn.factory_kwargs
     nn.functional.adaptive_max_pool1d_with_indices
     nn.functional.adaptive_max_pool2d_with_indices nn.functional.affine_grid nn.functional.celu_
     nn.functional.channel_shuffle nn.functional.conv_tbc nn.functional.ctc_loss
-    nn.functional.dropout1d nn.functional.dropout2d nn.functional.feature_alpha_dropout
     nn.functional.fractional_max_pool2d nn.functional.fractional_max_pool2d_with_indices
     nn.functional.gaussian_nll_loss nn.functional.grid_sample nn.functional.grouped_mm
-    nn.functional.gumbel_softmax nn.functional.hardshrink nn.functional.hardsigmoid
+    nn.functional.hardshrink nn.functional.hardsigmoid
     nn.functional.hardswish nn.functional.instance_norm nn.functional.linear_cross_entropy
     nn.functional.local_response_norm nn.functional.lp_pool1d nn.functional.lp_pool2d
     nn.functional.max_pool1d_with_indices nn.functional.max_pool2d_with_indices
@@ -58,7 +57,7 @@ MISSING = {
     nn.functional.multilabel_margin_loss nn.functional.multilabel_soft_margin_loss
     nn.functional.native_channel_shuffle nn.functional.pixel_shuffle
     nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss nn.functional.rms_norm
-    nn.functional.rrelu nn.functional.rrelu_ nn.functional.scaled_grouped_mm
+    nn.functional.scaled_grouped_mm
     nn.functional.scaled_mm nn.functional.selu_ nn.functional.softshrink
     nn.functional.threshold_ nn.functional.triplet_margin_loss
     nn.functional.triplet_margin_with_distance_loss nonzero_static nuclear_norm optim.swa_utils
@@ -136,11 +135,11 @@ MISSING = {
     threshold
     """),
     **_names('3-D (volumetric) variant not implemented yet', """
-    nn.AdaptiveAvgPool3d nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d nn.Dropout3d
+    nn.AdaptiveAvgPool3d nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d
     nn.FractionalMaxPool3d nn.InstanceNorm3d nn.LPPool3d nn.MaxPool3d nn.MaxUnpool3d
     nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool3d
     nn.functional.adaptive_max_pool3d_with_indices nn.functional.avg_pool3d
-    nn.functional.dropout3d nn.functional.fractional_max_pool3d
+    nn.functional.fractional_max_pool3d
     nn.functional.fractional_max_pool3d_with_indices nn.functional.lp_pool3d
     nn.functional.max_pool3d nn.functional.max_pool3d_with_indices nn.functional.max_unpool3d
     """),

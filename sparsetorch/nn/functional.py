@@ -42,6 +42,11 @@ from ._functional.upsampling import (  # noqa: F401,E402
     interpolate, upsample, upsample_bilinear, upsample_nearest,
 )
 
+# ---- channel-wise dropout, gumbel_softmax, rrelu (torch's random streams) ----
+from ._functional.stochastic import (  # noqa: F401,E402
+    dropout1d, dropout2d, dropout3d, feature_alpha_dropout, gumbel_softmax, rrelu, rrelu_,
+)
+
 # ---- distances (issue 15) ----
 from .._ops.distance import pdist  # noqa: F401,E402 - F.pdist is torch.pdist
 

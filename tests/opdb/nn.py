@@ -239,6 +239,46 @@ def _interp_errors():
                        r"Input and output must have the same number of spatial dimensions")]
 
 
+# ---- channel-wise dropout and rrelu: their deterministic forms (evaluation, p=0); the random
+# masks and slopes are compared with torch's for a seed in tests/nn/test_stochastic.py ----
+
+def _np_same(x, *args, **kwargs):
+    return x
+
+
+def _feature_dropout_samples(ndim):
+    def samples(dtype, rg):
+        x = make((2, 3, 4, 2, 2)[:ndim], dtype, rg, seed=1)
+        return [Sample((x, 0.3, False)), Sample((x,), {"p": 0.0, "training": True}, name="p0")]
+    return samples
+
+
+def _feature_dropout_errors():
+    x = st.ones(2, 3, 4)
+    return [ErrorInput(Sample((st.ones(3),)), RuntimeError, r"dropout1d: Expected 2D or 3D input"),
+            ErrorInput(Sample((x, 1.5)), ValueError, r"dropout probability has to be between"),
+            ErrorInput(Sample((st.ones(3), 0.5, True)), RuntimeError,
+                       r"Feature dropout requires at least 2 dimensions in the input")]
+
+
+def _np_rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return np.where(x > 0, x, x * ((lower + upper) / 2)).astype(x.dtype)
+
+
+def _rrelu_samples(dtype, rg):
+    x = make((3, 4), dtype, rg, seed=2)
+    return [Sample((x,)), Sample((x, 0.1, 0.5), name="bounds")]
+
+
+def _rrelu_errors():
+    return [ErrorInput(Sample((st.ones(3), 0.5, 0.2)), RuntimeError,
+                       r"Lower bound should be less than or equal to the upper bound")]
+
+
+def _fd_errors(pick):
+    return lambda: [_feature_dropout_errors()[i] for i in pick]
+
+
 OPS = [
     OpInfo("nn.functional.scaled_dot_product_attention", F.scaled_dot_product_attention, _np_sdpa,
            _sdpa_samples, FLOATS, True, _sdpa_errors),
@@ -254,4 +294,13 @@ OPS = [
            _prelu_errors),
     OpInfo("nn.functional.interpolate", F.interpolate, _np_interpolate, _interp_samples, FLOATS,
            True, _interp_errors),
+    OpInfo("nn.functional.dropout1d", F.dropout1d, _np_same, _feature_dropout_samples(3), FLOATS,
+           True, _fd_errors((0, 1))),
+    OpInfo("nn.functional.dropout2d", F.dropout2d, _np_same, _feature_dropout_samples(4), FLOATS,
+           True, _fd_errors((1,))),
+    OpInfo("nn.functional.dropout3d", F.dropout3d, _np_same, _feature_dropout_samples(5), FLOATS,
+           True, _fd_errors((1,))),
+    OpInfo("nn.functional.feature_alpha_dropout", F.feature_alpha_dropout, _np_same,
+           _feature_dropout_samples(3), FLOATS, True, _fd_errors((1, 2))),
+    OpInfo("nn.functional.rrelu", F.rrelu, _np_rrelu, _rrelu_samples, FLOATS, True, _rrelu_errors),
 ]

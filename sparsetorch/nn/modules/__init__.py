@@ -6,9 +6,11 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 # ---- core layers ----
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
-from .dropout import AlphaDropout, Dropout  # noqa: F401
+from .dropout import (  # noqa: F401
+    AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
+)
 from .activation import (  # noqa: F401
-    CELU, ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, SELU,
+    CELU, ELU, GELU, GLU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, RReLU, SELU,
     SiLU, Sigmoid, Softmax, Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm  # noqa: F401
@@ -58,3 +60,4 @@ __all__ += [  # attention / transformer layers
 ]
 __all__ += ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "GroupNorm", "PReLU"]
 __all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "RReLU"]

@@ -1,6 +1,7 @@
 """Activation layers (torch.nn.modules.activation): thin wrappers over nn.functional."""
 
 from .. import functional as F
+from .attention import MultiheadAttention  # noqa: F401 - torch.nn.modules.activation has it
 from .module import Module
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "Mish",
+    "MultiheadAttention",
+    "RReLU",
     "ReLU",
     "ReLU6",
     "SiLU",
@@ -92,6 +95,25 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    r"""Randomized leaky ReLU: slopes drawn from ``U(lower, upper)`` in training, their mean in
+    evaluation."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
 
 
 class ELU(Module):

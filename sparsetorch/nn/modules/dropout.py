@@ -3,7 +3,9 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["AlphaDropout", "Dropout"]
+__all__ = [
+    "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+]
 
 
 class _DropoutNd(Module):
@@ -32,3 +34,31 @@ class AlphaDropout(_DropoutNd):
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
+
+
+class Dropout1d(_DropoutNd):
+    r"""Zero whole channels of ``(N, C, L)`` / ``(C, L)`` input (training only)."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    r"""Zero whole channels of ``(N, C, H, W)`` input (training only)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    r"""Zero whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` input (training only)."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (for SELU networks)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
