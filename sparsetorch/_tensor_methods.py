@@ -24,6 +24,13 @@ class TensorMethods:
     def is_shared(self):
         return _ops.is_shared(self)
 
+    # ---- read-only storage views (sparsetorch/_ops/storage.py) ----
+    def storage(self):
+        return _ops._tensor_storage(self)
+
+    def untyped_storage(self):
+        return _ops._untyped_storage(self)
+
     # ---- sparse layouts ----
     def to_dense(self, dtype=None, *, masked_grad=True):
         return _ops.to_dense(self, dtype, masked_grad=masked_grad)

@@ -178,7 +178,7 @@ MISSING = {
     """),
     **_names('Storage objects: tensors hold NumPy/CuPy payloads, not torch Storages', """
     BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage
-    ShortStorage TypedStorage UntypedStorage from_file is_storage
+    ShortStorage TypedStorage UntypedStorage from_file
     """),
     **_names('switch for XLA/IPU/Vulkan/interop threads/denormals; no NumPy/CuPy twin', """
     get_autocast_ipu_dtype get_autocast_xla_dtype get_num_interop_threads

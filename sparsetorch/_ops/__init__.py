@@ -26,6 +26,8 @@ from .misc_pointwise import *  # noqa: F401,F403
 from .special_fns import *  # noqa: F401,F403 - i0, igamma, igammac, mvlgamma (torch top-level)
 from .pinning import is_pinned as _is_pinned, pin_memory as _pin_memory  # noqa: F401 - methods only
 from .sharing import is_shared, share_memory_  # noqa: F401 - Tensor methods (shared memory)
+from .storage import is_storage  # noqa: F401 - read-only storage views (storage.py)
+from .storage import storage as _tensor_storage, untyped_storage as _untyped_storage  # noqa: F401
 from .sparse_legacy import *  # noqa: F401,F403 - spmm, smm, hspmm, sspaddmm
 from .legacy import tensor_ctor, tensor_new, tensor_new_zeros  # noqa: F401 - Tensor(...), x.new(...)
 from ._aten import ops  # noqa: F401,E402 - torch.ops / torch._ops.ops: operator namespaces
