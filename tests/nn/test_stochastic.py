@@ -57,6 +57,22 @@ def test_same_numbers_as_torch(fn, shape, args, kwargs, dtype):
     assert sdt is getattr(st, dtype)
 
 
+def test_rrelu_half_types_as_torch():
+    x = np.random.RandomState(1).randn(200).astype("float32")
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        SF.rrelu(st.tensor(x).half(), training=True)
+    torch.manual_seed(0)
+    st.manual_seed(0)
+    tx = torch.tensor(x).bfloat16().requires_grad_()
+    sx = st.tensor(x).bfloat16().requires_grad_()
+    tr, sr = TF.rrelu(tx, training=True), SF.rrelu(sx, training=True)
+    tr.sum().backward()
+    sr.sum().backward()
+    assert sr.dtype is st.bfloat16
+    np.testing.assert_array_equal(sr.float().detach().numpy(), tr.float().detach().numpy())
+    np.testing.assert_array_equal(sx.grad.float().numpy(), tx.grad.float().numpy())
+
+
 def test_masks_are_channelwise_and_seeded():
     st.manual_seed(0)
     y = SF.dropout2d(st.ones(8, 16, 5, 5), 0.5)

@@ -149,10 +149,11 @@ def _rrelu_noise(input, lower, upper, generator=None):
     ``uniform_real_distribution<double>(lower, upper)`` number, then rounded to the op's math
     type; other elements get slope 1."""
     dt = input.dtype
-    if not dt.is_floating_point:
+    if not dt.is_floating_point or dt is float16:  # torch's CPU kernel has no Half either
         raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for '
                                   f"'{_torch_type_name(dt)}'")
-    x = input.detach().cpu().contiguous().numpy()
+    x = input.detach().cpu()
+    x = (x if dt.itemsize >= 4 else x.float()).contiguous().numpy()
     xp = x.dtype.type
     low, up = (float(lower), float(upper)) if dt.itemsize == 8 else (
         float(_SM.f32(lower)), float(_SM.f32(upper)))
@@ -187,7 +188,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = (lower + upper) / 2
         return leaky_relu_(input, slope) if inplace else leaky_relu(input, slope)
     with _gm.no_grad():
-        noise = _rrelu_noise(input, lower, upper)
+        noise = _rrelu_noise(input, lower, upper)  # float32 for bfloat16 (torch's math type)
+    if noise.dtype is not input.dtype:  # bfloat16: the product in float32, rounded once
+        r = (input.float() * noise).to(input.dtype)
+        return input.copy_(r) if inplace else r
     return input.mul_(noise) if inplace else input * noise
 
 
