@@ -468,3 +468,29 @@ def test_attention_core_weights_second_order():
 
     assert st.autograd.gradcheck(f, (q, k, v))
     assert gradgradcheck(f, (q, k, v))
+
+
+@pytest.mark.parametrize("mask", ["none", "bool", "float", "causal"])
+def test_sdpa_bfloat16_as_torch(mask):
+    """bfloat16 attention against torch's bfloat16 result (the op table's bfloat16 sweep compares
+    with a float64 reference, which a bfloat16 float mask can miss by more than its tolerance)."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3)))
+    kw = {}
+    if mask == "bool":
+        kw["attn_mask"] = rng.random((3, 5)) < 0.7
+    elif mask == "float":
+        kw["attn_mask"] = rng.standard_normal((3, 5)).astype(np.float32)
+    elif mask == "causal":
+        kw["is_causal"] = True
+
+    def run(lib, F):
+        args = [lib.from_numpy(a).to(lib.bfloat16) for a in (q, k, v)]
+        kws = dict(kw)
+        if "attn_mask" in kws:
+            m = lib.from_numpy(kws["attn_mask"])
+            kws["attn_mask"] = m if m.dtype == lib.bool else m.to(lib.bfloat16)
+        return F.scaled_dot_product_attention(*args, **kws).float().numpy()
+
+    got, want = run(st, SF), run(torch, torch.nn.functional)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)

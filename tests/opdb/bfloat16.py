@@ -23,6 +23,10 @@ AS_TORCH = {
 }
 
 SKIP = {
+    # an additive float mask rounded to bfloat16 before the softmax lands beyond the sweep's
+    # tolerance of the float64 reference for some samples, as torch's does; compared with torch
+    # in bfloat16 instead (tests/nn/test_attention.py::test_sdpa_bfloat16_as_torch)
+    "nn.functional.scaled_dot_product_attention": "bfloat16 checked against torch in test_attention",
     # torch steps a bfloat16 linspace in bfloat16 arithmetic chunk by chunk of its SIMD width;
     # values can differ from NumPy's float64 reference (and torch's) by one bfloat16 step
     "linspace": "bfloat16 stepping is not NumPy's; see tests/test_bfloat16.py",
