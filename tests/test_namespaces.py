@@ -27,16 +27,15 @@ def _names(reason, names):
 # torch names we lack, with the reason
 MISSING = {
     **_names('not implemented yet', """
-    AcceleratorError Event OutOfMemoryError Stream adjoint as_strided as_strided_
-    binomial bitwise_left_shift bitwise_right_shift celu_ chain_matmul channel_shuffle
-    cholesky_inverse cholesky_solve cond conj_physical_ ctc_loss cumulative_trapezoid detach_
-    diagflat dsmm empty_permuted fill frexp frobenius_norm frombuffer geqrf get_default_device
-    get_device get_device_module gradient hardshrink hash_tensor histogram histogramdd hsmm
-    index_reduce init_num_threads instance_norm is_conj is_distributed is_inference
-    is_inference_mode_enabled is_neg is_signed is_warn_always_enabled ldexp ldexp_ lobpcg
-    lu_solve lu_unpack max_pool1d_with_indices max_pool3d memory_format nextafter
-    nn.AdaptiveLogSoftmaxWithLoss nn.CTCLoss nn.ChannelShuffle nn.Container nn.CosineSimilarity
-    nn.CrossMapLRN2d nn.Fold
+    AcceleratorError Event OutOfMemoryError Stream adjoint as_strided as_strided_ binomial
+    bitwise_left_shift bitwise_right_shift celu_ chain_matmul channel_shuffle cholesky_inverse
+    cholesky_solve cond conj_physical_ ctc_loss cumulative_trapezoid detach_ diagflat dsmm
+    empty_permuted fill frexp frobenius_norm frombuffer geqrf get_default_device get_device
+    get_device_module gradient hardshrink hash_tensor histogram histogramdd hsmm index_reduce
+    init_num_threads instance_norm is_conj is_distributed is_inference is_inference_mode_enabled
+    is_neg is_signed is_warn_always_enabled ldexp ldexp_ lobpcg lu_solve lu_unpack
+    max_pool1d_with_indices max_pool3d memory_format nextafter nn.AdaptiveLogSoftmaxWithLoss
+    nn.CTCLoss nn.ChannelShuffle nn.Container nn.CosineSimilarity nn.CrossMapLRN2d nn.Fold
     nn.FractionalMaxPool2d nn.GaussianNLLLoss nn.Hardshrink nn.Hardsigmoid nn.Hardswish
     nn.InstanceNorm1d nn.InstanceNorm2d nn.LPPool1d nn.LPPool2d nn.LinearCrossEntropyLoss
     nn.LinearCrossEntropyOptions nn.LocalResponseNorm nn.MaxUnpool1d nn.MaxUnpool2d
@@ -49,21 +48,20 @@ MISSING = {
     nn.functional.channel_shuffle nn.functional.conv_tbc nn.functional.ctc_loss
     nn.functional.fractional_max_pool2d nn.functional.fractional_max_pool2d_with_indices
     nn.functional.gaussian_nll_loss nn.functional.grid_sample nn.functional.grouped_mm
-    nn.functional.hardshrink nn.functional.hardsigmoid
-    nn.functional.hardswish nn.functional.instance_norm nn.functional.linear_cross_entropy
+    nn.functional.hardshrink nn.functional.hardsigmoid nn.functional.hardswish
+    nn.functional.instance_norm nn.functional.linear_cross_entropy
     nn.functional.local_response_norm nn.functional.lp_pool1d nn.functional.lp_pool2d
     nn.functional.max_pool1d_with_indices nn.functional.max_pool2d_with_indices
     nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.multi_margin_loss
     nn.functional.multilabel_margin_loss nn.functional.multilabel_soft_margin_loss
     nn.functional.native_channel_shuffle nn.functional.pixel_shuffle
     nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss nn.functional.rms_norm
-    nn.functional.scaled_grouped_mm
-    nn.functional.scaled_mm nn.functional.selu_ nn.functional.softshrink
-    nn.functional.threshold_ nn.functional.triplet_margin_loss
+    nn.functional.scaled_grouped_mm nn.functional.scaled_mm nn.functional.selu_
+    nn.functional.softshrink nn.functional.threshold_ nn.functional.triplet_margin_loss
     nn.functional.triplet_margin_with_distance_loss nonzero_static nuclear_norm optim.swa_utils
     optim.swap_in_optimizer_params_and_state orgqr ormqr pixel_shuffle pixel_unshuffle
     poisson_nll_loss positive put renorm resize_as_ resize_as_sparse_ resolve_conj resolve_neg
-    rms_norm rrelu rrelu_ saddmm selu_ set_default_device set_warn_always slice_inverse
+    rms_norm saddmm selu_ set_default_device set_warn_always slice_inverse
     sparse.as_sparse_gradcheck sparse.solve split_with_sizes thread_safe_generator threshold_
     triangular_solve triplet_margin_loss unsafe_chunk unsafe_split unsafe_split_with_sizes
     vander
@@ -90,15 +88,22 @@ MISSING = {
     affine_grid_generator alpha_dropout_ batch_norm_backward_elemt batch_norm_backward_reduce
     batch_norm_elemt batch_norm_gather_stats batch_norm_gather_stats_with_counts
     batch_norm_stats batch_norm_update_stats constant_pad_nd conv_tbc convolution dropout_
-    embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout
-    feature_dropout_ grid_sampler grid_sampler_2d grid_sampler_3d gru gru_cell lstm lstm_cell
-    native_batch_norm native_channel_shuffle native_dropout native_group_norm native_layer_norm
-    native_norm norm_except_dim rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
+    embedding_renorm_ feature_alpha_dropout_ feature_dropout feature_dropout_ grid_sampler
+    grid_sampler_2d grid_sampler_3d gru gru_cell lstm lstm_cell native_batch_norm
+    native_channel_shuffle native_dropout native_group_norm native_layer_norm native_norm
+    norm_except_dim rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
     """),
     **_names('dtype without NumPy/CuPy support (sub-byte, float8, bits, complex32, uint16+)', """
     bit bits16 bits1x8 bits2x4 bits4x2 bits8 chalf complex32 float4_e2m1fn_x2 float8_e4m3fn
     float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6
     int7 uint1 uint16 uint2 uint3 uint32 uint4 uint5 uint6 uint64 uint7
+    """),
+    **_names('top-level ATen alias of the nn.functional function we have; use that', """
+    adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout avg_pool1d batch_norm bilinear
+    binary_cross_entropy_with_logits celu conv1d conv2d conv3d conv_transpose1d conv_transpose2d
+    conv_transpose3d cosine_embedding_loss dropout embedding embedding_bag feature_alpha_dropout
+    group_norm hinge_embedding_loss kl_div layer_norm margin_ranking_loss max_pool1d max_pool2d
+    prelu rrelu rrelu_ selu threshold
     """),
     **_names('*_copy/*_scatter variant of a view op (compile functionalization); not provided', """
     alias_copy as_strided_copy as_strided_scatter ccol_indices_copy col_indices_copy
@@ -127,19 +132,11 @@ MISSING = {
     mkldnn_adaptive_avg_pool2d mkldnn_convolution mkldnn_linear_backward_weights
     mkldnn_max_pool2d mkldnn_max_pool3d mkldnn_rnn_layer
     """),
-    **_names('top-level ATen alias of the nn.functional function we have; use that', """
-    adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout avg_pool1d batch_norm bilinear
-    binary_cross_entropy_with_logits celu conv1d conv2d conv3d conv_transpose1d conv_transpose2d
-    conv_transpose3d cosine_embedding_loss dropout embedding embedding_bag group_norm
-    hinge_embedding_loss kl_div layer_norm margin_ranking_loss max_pool1d max_pool2d prelu selu
-    threshold
-    """),
     **_names('3-D (volumetric) variant not implemented yet', """
-    nn.AdaptiveAvgPool3d nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d
-    nn.FractionalMaxPool3d nn.InstanceNorm3d nn.LPPool3d nn.MaxPool3d nn.MaxUnpool3d
-    nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool3d
-    nn.functional.adaptive_max_pool3d_with_indices nn.functional.avg_pool3d
-    nn.functional.fractional_max_pool3d
+    nn.AdaptiveAvgPool3d nn.AdaptiveMaxPool3d nn.AvgPool3d nn.BatchNorm3d nn.FractionalMaxPool3d
+    nn.InstanceNorm3d nn.LPPool3d nn.MaxPool3d nn.MaxUnpool3d nn.functional.adaptive_avg_pool3d
+    nn.functional.adaptive_max_pool3d nn.functional.adaptive_max_pool3d_with_indices
+    nn.functional.avg_pool3d nn.functional.fractional_max_pool3d
     nn.functional.fractional_max_pool3d_with_indices nn.functional.lp_pool3d
     nn.functional.max_pool3d nn.functional.max_pool3d_with_indices nn.functional.max_unpool3d
     """),
@@ -176,15 +173,15 @@ MISSING = {
     utils.data.guaranteed_datapipes_determinism utils.data.non_deterministic
     utils.data.runtime_validation utils.data.runtime_validation_disabled
     """),
-    **_names('Storage objects: tensors hold NumPy/CuPy payloads, not torch Storages', """
-    BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage
-    ShortStorage TypedStorage UntypedStorage from_file
-    """),
     **_names('switch for XLA/IPU/Vulkan/interop threads/denormals; no NumPy/CuPy twin', """
     get_autocast_ipu_dtype get_autocast_xla_dtype get_num_interop_threads
     is_autocast_ipu_enabled is_autocast_xla_enabled is_vulkan_available set_autocast_ipu_dtype
     set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled set_flush_denormal
     set_num_interop_threads
+    """),
+    **_names('Storage objects: tensors hold NumPy/CuPy payloads, not torch Storages', """
+    BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage
+    ShortStorage TypedStorage UntypedStorage from_file
     """),
     **_names('optimizer not implemented yet', """
     optim.ASGD optim.Adafactor optim.Adamax optim.Muon optim.NAdam optim.RAdam optim.Rprop
