@@ -74,7 +74,7 @@ def _wrap(fn, i, args, error_file):
     try:
         fn(i, *args)
     except KeyboardInterrupt:
-        pass  # the parent is shutting the children down
+        return  # SIGINT from the parent shutting the children down: exit quietly, as torch's
     except Exception:
         import traceback
 

@@ -165,8 +165,9 @@ def _tuple(v, n, name):
 _TNAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
 
 
-def _convnd(nd, input, weight, bias, stride, padding, dilation, groups):
-    fname = f"conv{nd}d"
+def check_conv_inputs(fname, nd, input, weight):
+    """torch's checks of a convolution's ``input`` and ``weight``; the input batched (an
+    unbatched ``[C, *spatial]`` input gets a leading batch dim) and whether it was unbatched."""
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise TypeError(f"{fname}() received an invalid combination of arguments: input and "
                         f"weight must be Tensors")
@@ -182,6 +183,12 @@ def _convnd(nd, input, weight, bias, stride, padding, dilation, groups):
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"expected scalar type {_TNAME.get(input.dtype.name, input.dtype.name)} "
                            f"but found {_TNAME.get(weight.dtype.name, weight.dtype.name)}")
+    return input, unbatched
+
+
+def _convnd(nd, input, weight, bias, stride, padding, dilation, groups):
+    fname = f"conv{nd}d"
+    input, unbatched = check_conv_inputs(fname, nd, input, weight)
     c = input.shape[1]
     o = weight.shape[0]
     if groups <= 0:

@@ -4,8 +4,7 @@ gradient of a transposed convolution is a convolution, at every order."""
 
 from ... import _autocast as _ac
 from ..._dispatch import call
-from ..._tensor import Tensor
-from .conv import _TNAME, _conv_input_grad_op, _tuple
+from .conv import _conv_input_grad_op, _tuple, check_conv_inputs
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -18,21 +17,7 @@ def _op_names(nd):
 
 def _conv_transposend(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     fname = f"conv_transpose{nd}d"
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError(f"{fname}() received an invalid combination of arguments: input and "
-                        "weight must be Tensors")
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"{fname}, but got input of size: {list(input.shape)}")
-    if weight.ndim != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions: expected {nd + 2}D "
-                           f"weight for {fname}, but got weight of size {list(weight.shape)}")
-    unbatched = input.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {_TNAME.get(input.dtype.name, input.dtype.name)} "
-                           f"but found {_TNAME.get(weight.dtype.name, weight.dtype.name)}")
+    input, unbatched = check_conv_inputs(fname, nd, input, weight)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     c = input.shape[1]

@@ -14,6 +14,29 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
 
+def affine_parameters(module, affine, shape, bias, device, dtype):
+    """A normalization layer's ``weight`` (and ``bias`` when ``bias``) of ``shape``, or None
+    parameters when not ``affine``; initialized by ``reset_affine``."""
+    make = lambda: Parameter(_ops.empty(shape, device=device, dtype=dtype))  # noqa: E731
+    if affine:
+        module.weight = make()
+        if bias:
+            module.bias = make()
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def reset_affine(module, affine):
+    """``weight`` ones, ``bias`` zeros (torch's init of the normalization layers)."""
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     r"""Normalize over the trailing ``normalized_shape`` dims, then scale and shift
     (``weight`` ones, ``bias`` zeros) when ``elementwise_affine``."""
@@ -28,22 +51,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
