@@ -178,9 +178,7 @@ def _qr_backward(grad, result, input, mode):
     M = matmul(R, mT(gR)) - matmul(mT(gQ), Q)
     copyltu = tril(M, -1) + mT(tril(M, -1)) + diag_embed(M.diagonal(0, -2, -1))
     b = gQ + matmul(Q, copyltu)
-    from ._solve import inv
-
-    return matmul(b, mT(inv(R)))
+    return matmul(b, mT(R.inverse()))  # linalg.inv (a method: _solve.py imports this module)
 
 
 _qr_op = defop("linalg_qr", {S: packed(_qr_raw)}, params=("mode",), grads={"input": _qr_backward})
