@@ -1,5 +1,8 @@
 """torch's tensor repr: ``tensor([1., 2.], dtype=sparsetorch.float64, requires_grad=True)``.
 
+Sparse tensors print their index and value arrays as dense tensors inside one ``tensor(...)``
+(``_sparse_repr``), as torch does.
+
 One format per tensor (``_Fmt``): integer-valued floats print as ``3.``, a wide range of
 magnitudes switches to scientific notation, otherwise fixed-point with ``precision`` decimals;
 more than ``threshold`` elements are summarised with ``...``. Layout (line width, padding,
@@ -193,12 +196,7 @@ def _with_suffixes(text, suffixes, indent):
 def tensor_repr(t):
     """torch's repr: ``tensor([1., 2.], dtype=sparsetorch.float64, requires_grad=True)``."""
     if t.layout is not strided:
-        try:
-            from ..sparse import _repr
-        except ImportError:
-            _repr = None
-        if _repr is not None:
-            return _repr.sparse_repr(t)
+        return _sparse_repr(t)
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -224,3 +222,36 @@ def tensor_repr(t):
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, indent)
+
+
+# ---- sparse tensors: indices/values printed as dense tensors ----
+
+def _inner(arr, dt, indent):
+    """An index/values array as torch prints it inside a sparse repr (no dtype suffix)."""
+    if arr.size == 0:
+        return f"tensor([], size={tuple(arr.shape)})"
+    return "tensor(" + _body(_host_array(arr), dt, indent + len("tensor(")) + ")"
+
+
+def _sparse_repr(t):
+    p = t._data
+    tail = [f"size={tuple(p.shape)}", f"nnz={p.nnz}"]
+    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool):
+        tail.append(f"dtype={t.dtype!r}")
+    tail.append(f"layout={t.layout!r}")
+    if t.device.type != "cpu":
+        tail.append(f"device='{t.device.type}:{t.device.index or 0}'")
+    if t.grad_fn is not None:
+        tail.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._rg:
+        tail.append("requires_grad=True")
+    pad = " " * 7
+    if t.layout.name == "sparse_coo":
+        idx = _inner(p.indices, D.int64, 15)
+        vals = _inner(p.values, t.dtype, 14)
+        return (f"tensor(indices={idx},\n{pad}values={vals},\n{pad}" + ", ".join(tail) + ")")
+    crow = _inner(p.crow, D.from_numpy_dtype(p.crow.dtype), 20)
+    col = _inner(p.col, D.from_numpy_dtype(p.col.dtype), 19)
+    vals = _inner(p.values, t.dtype, 14)
+    head = f"tensor(crow_indices={crow},\n{pad}col_indices={col},\n{pad}values={vals}"
+    return _with_suffixes(head, tail, 7)
