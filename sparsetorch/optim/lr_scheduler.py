@@ -6,6 +6,8 @@ when a single scheduler drives the optimizer).
 """
 
 import math
+import warnings
+import weakref
 from bisect import bisect_right
 
 from .optimizer import Optimizer
@@ -45,11 +47,13 @@ class LRScheduler:
                                    "when resuming an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_optimizer_step(optimizer)
         self._step_count = 0
         self.step()
 
     def get_lr(self):
-        """The learning rates of the current epoch (``last_epoch``)."""
+        """The learning rates of the current epoch (``last_epoch``); use :meth:`get_last_lr` to read
+        the rates in force (a direct call warns, as torch does)."""
         raise NotImplementedError
 
     def get_last_lr(self):
@@ -57,10 +61,23 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
-        """Advance one epoch (or jump to ``epoch``) and set the groups' learning rates."""
+        """Advance one epoch (or jump to ``epoch``, deprecated as in torch) and set the groups'
+        learning rates. Call it after ``optimizer.step()`` (torch's warning otherwise)."""
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(_STEP_OVERRIDDEN, UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(_STEP_ORDER, UserWarning, stacklevel=2)
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            lrs = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -74,6 +91,49 @@ class LRScheduler:
 
 
 _LRScheduler = LRScheduler
+
+# torch's texts (torch/optim/lr_scheduler.py)
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch "
+    "is different from None, the closed form is used instead of the new chainable form, where "
+    "available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose.")
+_STEP_ORDER = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, "
+    "you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
+    "Failure to do this will result in PyTorch skipping the first value of the learning rate "
+    "schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+_STEP_OVERRIDDEN = (
+    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+    "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
+    "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+
+
+def _track_optimizer_step(opt):
+    """Wrap ``opt.step`` (on the instance, once) so that it marks ``opt._opt_called``: the
+    scheduler's first ``step()`` warns when the optimizer has not stepped yet, as torch's does."""
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    func = opt.step.__func__
+    opt_ref = weakref.ref(opt)
+
+    def step(*args, **kwargs):
+        o = opt_ref()
+        o._opt_called = True
+        return func(o, *args, **kwargs)
+
+    step.__name__, step.__qualname__, step.__doc__ = func.__name__, func.__qualname__, func.__doc__
+    step.__wrapped__ = func
+    step._wrapped_by_lr_sched = True
+    opt.step = step
+
+
+def _warn_get_lr(sched):
+    if not getattr(sched, "_get_lr_called_within_step", False):
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=3)
 
 
 class LambdaLR(LRScheduler):
@@ -94,6 +154,7 @@ class LambdaLR(LRScheduler):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
     def get_lr(self):
+        _warn_get_lr(self)
         return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -106,6 +167,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
 
 
@@ -118,6 +180,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         k = bisect_right(self.milestones, self.last_epoch)
         return [b * self.gamma ** k for b in self.base_lrs]
 
@@ -130,6 +193,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
 
 
@@ -142,6 +206,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         c = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
         return [self.eta_min + (b - self.eta_min) * c for b in self.base_lrs]
 
@@ -161,6 +226,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         f = self.start_factor + (self.end_factor - self.start_factor) * (
             min(self.total_iters, self.last_epoch) / self.total_iters)
         return [b * f for b in self.base_lrs]
@@ -233,6 +299,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        _warn_get_lr(self)
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(f"Tried to step {step} times. The specified number of total steps is "
@@ -301,6 +368,8 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics, epoch=None):
         current = float(metrics)
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         if self._is_better(current):
             self.best = current

@@ -1,0 +1,111 @@
+"""torch's warnings where torch warns: same category, same text (checked against torch when installed)."""
+
+import warnings
+
+import pytest
+
+import sparsetorch as torch
+from sparsetorch.nn import functional as F
+from sparsetorch.optim import lr_scheduler as S
+
+
+def _caught(fn):
+    """(category name, message) of every warning ``fn()`` raises."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn()
+    return [(x.category.__name__, str(x.message)) for x in w]
+
+
+def _same_as_torch(case):
+    """The warnings of ``case(mod)`` for sparsetorch equal torch's (torch's C++ warnings end with a
+    '(Triggered internally at ...)' note that has no meaning here, so it is cut off)."""
+    th = pytest.importorskip("torch")
+    ours = _caught(lambda: case(torch))
+    theirs = [(c, m.split(" (Triggered internally at ")[0]) for c, m in _caught(lambda: case(th))]
+    assert ours == theirs
+    return ours
+
+
+# ---- nn.functional: the deprecated size_average / reduce pair names the reduction it maps to ----
+
+@pytest.mark.parametrize("kw, reduction", [({"reduce": False}, "none"), ({"size_average": False}, "sum"),
+                                          ({"size_average": True, "reduce": True}, "mean")])
+def test_legacy_reduction_names_the_equivalent_reduction(kw, reduction):
+    with pytest.warns(UserWarning, match=f"please use reduction='{reduction}' instead"):
+        F.mse_loss(torch.ones(2), torch.zeros(2), **kw)
+
+
+@pytest.mark.parametrize("kw", [{"reduce": False}, {"size_average": False}])
+def test_legacy_reduction_as_torch(kw):
+    got = _same_as_torch(lambda m: m.nn.functional.l1_loss(m.ones(2), m.zeros(2), **kw))
+    assert len(got) == 1
+
+
+# ---- lr_scheduler: step order, the epoch argument, get_lr() ----
+
+def _opt_sched(mod):
+    p = mod.zeros(2, requires_grad=True)
+    opt = mod.optim.SGD([p], lr=0.1)
+    return opt, mod.optim.lr_scheduler.StepLR(opt, step_size=1)
+
+
+def test_scheduler_step_before_optimizer_step_warns():
+    opt, sch = _opt_sched(torch)
+    with pytest.warns(UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before "
+                                         r"`optimizer.step\(\)`"):
+        sch.step()
+    assert _caught(sch.step) == []  # only the first step is checked, as in torch
+
+
+def test_scheduler_in_the_right_order_is_silent():
+    opt, sch = _opt_sched(torch)
+    for _ in range(3):
+        opt.step()
+        assert _caught(sch.step) == []
+    assert sch.get_last_lr() == pytest.approx([0.1 * 0.1 ** 3])
+    # the wrapped step is still the optimizer's step: same name, doc, closure argument
+    assert opt.step.__name__ == "step" and opt.step(lambda: 3.0) == 3.0
+
+
+def test_scheduler_step_overridden_after_init_warns():
+    opt, sch = _opt_sched(torch)
+    opt.step = lambda closure=None: None
+    with pytest.warns(UserWarning, match=r"Seems like `optimizer.step\(\)` has been overridden"):
+        sch.step()
+
+
+def test_scheduler_epoch_argument_deprecated():
+    opt, sch = _opt_sched(torch)
+    opt.step()
+    with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
+        sch.step(3)
+    assert sch.last_epoch == 3
+    plateau = S.ReduceLROnPlateau(opt)
+    with pytest.warns(UserWarning, match="The epoch parameter"):
+        plateau.step(1.0, 2)
+
+
+def test_get_lr_outside_step_warns():
+    opt, sch = _opt_sched(torch)
+    with pytest.warns(UserWarning, match=r"please use `get_last_lr\(\)`"):
+        assert sch.get_lr() == pytest.approx([0.1])
+    assert _caught(sch.get_last_lr) == []
+
+
+@pytest.mark.parametrize("case", ["order", "epoch", "get_lr", "right_order"])
+def test_scheduler_warnings_as_torch(case):
+    def run(mod):
+        opt, sch = _opt_sched(mod)
+        if case == "order":
+            sch.step()
+        elif case == "epoch":
+            opt.step()
+            sch.step(2)
+        elif case == "get_lr":
+            sch.get_lr()
+        else:
+            opt.step()
+            sch.step()
+    got = _same_as_torch(run)
+    assert len(got) == (0 if case == "right_order" else 1)
