@@ -98,7 +98,8 @@ def _device_of(cls):
 
     if cls._device_type == "cpu":
         return CPU
-    from . import _backend, cuda
+    from . import _backend
+    from .cuda import _runtime as cuda
 
     if not cuda.is_available():
         raise TypeError(

@@ -65,9 +65,9 @@ def is_autocast_available(device_type):
 
 
 def _cuda_available():
-    from .. import cuda
+    from ..cuda._runtime import is_available
 
-    return cuda.is_available()
+    return is_available()
 
 
 class autocast:

@@ -31,9 +31,9 @@ def _refresh_per_optimizer_state():
 
 
 def _cuda_available():
-    from .. import cuda
+    from ..cuda._runtime import is_available
 
-    return cuda.is_available()
+    return is_available()
 
 
 class GradScaler:

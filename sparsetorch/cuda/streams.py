@@ -20,7 +20,7 @@ __all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream
 
 
 def _cuda():
-    from . import _index, _need_cuda  # same package, its own face: the device helpers
+    from ._runtime import _index, _need_cuda
 
     return _index, _need_cuda
 
@@ -29,14 +29,14 @@ def _device_index(device, fname):
     _index, _need_cuda = _cuda()
     _need_cuda(fname)
     i = _index(device, fname)
-    from . import _check_index
+    from ._runtime import _check_index
 
     _check_index(i, fname)
     return i
 
 
 def _require(what):
-    from . import is_available
+    from ._runtime import is_available
 
     if not is_available():
         raise RuntimeError(f"sparsetorch.cuda.{what} requires CUDA support: no CUDA device is "

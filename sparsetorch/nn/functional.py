@@ -23,9 +23,10 @@ from ._functional.loss import (  # noqa: F401,E402
 from ._functional.embedding import embedding, embedding_bag  # noqa: F401,E402
 
 # ---- conv / pooling / rnn ----
-from ._functional.conv import (  # noqa: F401,E402
+from ._functional.conv import conv1d, conv2d, conv3d, fold, pad, unfold  # noqa: F401,E402
+from ._functional.pooling import (  # noqa: F401,E402
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
-    avg_pool2d, conv1d, conv2d, conv3d, fold, max_pool1d, max_pool2d, pad, unfold,
+    avg_pool2d, max_pool1d, max_pool2d,
 )
 
 # ---- attention (scaled_dot_product_attention with dense / sparse masks, multi-head) ----

@@ -13,7 +13,8 @@ gradient needed) and gathers, so its gradient is a scatter-add into the winning 
 import itertools
 import math
 
-import sparsetorch as _st
+from ... import _ops as _st
+from ... import _dtype as _D
 
 from ..._dispatch import call, defop
 from ... import _autocast as _ac
@@ -21,18 +22,10 @@ from ..._layout import strided
 from ..._tensor import Tensor
 
 __all__ = [
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "avg_pool1d",
-    "avg_pool2d",
     "conv1d",
     "conv2d",
     "conv3d",
     "fold",
-    "max_pool1d",
-    "max_pool2d",
     "pad",
     "unfold",
 ]
@@ -328,7 +321,7 @@ def pad(input, pad, mode="constant", value=None):
                                f"of input {list(input.shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        idx = _st.tensor(_pad_index(n, lo, hi, mode), dtype=_st.int64, device=input.device)
+        idx = _st.tensor(_pad_index(n, lo, hi, mode), dtype=_D.int64, device=input.device)
         out = out.index_select(d, idx)
     return out
 
@@ -390,17 +383,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     y = y.reshape((n, c) + size)
     return y.squeeze(0) if unbatched else y
 
-
-# pooling builds on the ops above
-from .pooling import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool2d,
-)
 
 _pad = pad  # the function, for the body of pad, where the name is the widths

@@ -10,7 +10,8 @@ convolution's gradients. Adaptive average pooling multiplies by per-dimension av
 import itertools
 import math
 
-import sparsetorch as _st
+from ... import _ops as _st
+from ... import _dtype as _D
 
 from ..._dispatch import call, defop
 from ..._dtype import is_float_np
@@ -131,7 +132,7 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     idx = call(_max_pool_indices_op, (x.detach(),), (k, stride, padding, dilation, extra),
-               _st.int64)
+               _D.int64)
     y = _flat_gather(x, idx, nd)
     if unbatched:
         y, idx = y.squeeze(0), idx.squeeze(0)
@@ -272,7 +273,7 @@ def _adaptive_max(nd, fname, input, output_size, return_indices):
     _, out = _adaptive_sizes(fname, input, nd, output_size)
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
-    idx = call(_adaptive_max_indices_op, (x.detach(),), (out,), _st.int64)
+    idx = call(_adaptive_max_indices_op, (x.detach(),), (out,), _D.int64)
     y = _flat_gather(x, idx, nd)
     if unbatched:
         y, idx = y.squeeze(0), idx.squeeze(0)

@@ -2,7 +2,7 @@
 
 import math
 
-import sparsetorch as _st
+from ... import _ops as _st
 
 from ...autograd.grad_mode import no_grad
 from .. import functional as F

@@ -10,7 +10,7 @@ recurrence loops over time.
 import math
 import warnings
 
-import sparsetorch as _st
+from ... import _ops as _st
 
 from ... import _autocast as _ac
 from ... import _dtype as D

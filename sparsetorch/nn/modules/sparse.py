@@ -1,6 +1,6 @@
 """Sparse layers: Embedding and EmbeddingBag (thin modules over nn.functional.embedding*)."""
 
-import sparsetorch as _st
+from ... import _ops as _st
 
 from ...autograd.grad_mode import no_grad
 from .. import functional as F

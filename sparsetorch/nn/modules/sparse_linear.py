@@ -7,7 +7,8 @@ the optimizer only ever sees the stored entries.
 
 import math
 
-import sparsetorch as _st
+from ... import _ops as _st
+from ... import _dtype as _D
 
 from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
@@ -25,7 +26,7 @@ def _magnitude_mask(w, sparsity):
     n = w.numel()
     keep = n - round(float(sparsity) * n)
     flat = w.detach().abs().reshape(-1)
-    mask = _st.zeros(n, dtype=_st.bool, device=w.device)
+    mask = _st.zeros(n, dtype=_D.bool, device=w.device)
     if keep > 0:
         idx = flat.argsort(descending=True, stable=True)[:keep]
         mask[idx] = True
@@ -40,7 +41,7 @@ def _sparse_weight(dense, mask, layout):
             f"SparseLinear: mask of shape {list(mask.shape)} does not match the weight's shape "
             f"{list(dense.shape)}"
         )
-    idx = mask.to(_st.bool).nonzero().t()
+    idx = mask.to(_D.bool).nonzero().t()
     vals = dense.detach()[idx[0], idx[1]]
     w = _st.sparse_coo_tensor(idx, vals, tuple(dense.shape), is_coalesced=True)
     return w if layout is sparse_coo else w.to_sparse_csr()
@@ -78,7 +79,7 @@ class SparseLinear(Module):
                 raise ValueError(f"SparseLinear: sparsity must be in [0, 1], got {sparsity}")
             mask = _st.rand(out_features, in_features, device=device) >= float(sparsity)
         elif not isinstance(mask, Tensor):
-            mask = _st.tensor(mask, dtype=_st.bool)
+            mask = _st.tensor(mask, dtype=_D.bool)
         self.weight = Parameter(_sparse_weight(dense, mask, layout))
         if bias:
             self.bias = Parameter(_st.empty(out_features, device=device, dtype=dtype).uniform_(-bound, bound))
@@ -98,7 +99,7 @@ class SparseLinear(Module):
         if mask is None:
             mask = _magnitude_mask(w, sparsity)
         elif not isinstance(mask, Tensor):
-            mask = _st.tensor(mask, dtype=_st.bool)
+            mask = _st.tensor(mask, dtype=_D.bool)
         out_f, in_f = w.shape
         m = cls.__new__(cls)
         Module.__init__(m)

@@ -28,7 +28,7 @@ import weakref
 
 from . import _worker
 from ._worker import STATUS_CHECK_INTERVAL, ExceptionWrapper
-from .dataloader import _BaseDataLoaderIter
+from ._iterators import _BaseDataLoaderIter
 
 __all__ = []
 
