@@ -1,27 +1,22 @@
 """numba row-update kernels for the optimizers (CPU backend, float32/float64).
 
 Built on first use (``@njit(cache=True)``); ``kernels(be, dtype)`` returns None when numba is
-missing, disabled (``SPARSETORCH_NO_NUMBA=1`` or ``sparsetorch.sparse._spmm.use_numba(False)``),
+missing, disabled (``SPARSETORCH_NO_NUMBA=1`` or ``sparsetorch._jit.use_numba(False)``),
 the backend is not the CPU one or the dtype is not float32/64 -- the optimizers then use their
 NumPy paths. Thread counts are passed in (``nblk``), never read inside a kernel, so the cached
 machine code does not depend on the process's thread setting. The dense Adam kernel computes in
 the parameter's dtype; the row kernels compute in float64 and store in the parameter's dtype.
 """
 
-__all__ = ["kernels", "num_blocks"]
+from .. import _jit
 
-_NUMBA = [None]
+__all__ = ["kernels", "num_blocks"]
 
 
 def kernels(be, dt):
-    from ..sparse import _spmm
-
-    if not _spmm._ENABLED[0] or be.name != "cpu" or dt.kind != "f" or dt.itemsize not in (4, 8):
+    if be.name != "cpu" or dt.kind != "f" or dt.itemsize not in (4, 8):
         return None
-    k = _NUMBA[0]
-    if k is None:
-        k = _NUMBA[0] = _build()
-    return k or None
+    return _jit.kernels("optim", _build, 8.0)
 
 
 def num_blocks(k, n):

@@ -17,14 +17,13 @@ Speed, on the CPU (``benchmarks/bench_sparse.py``, 2 x 3.3M entries):
   their values, O(nnz) with no merge.
 """
 
+from .. import _jit
 from . import _convert as C
-from . import _spmm
 from ._payload import COO, CSR
 
 __all__ = ["coo_add", "csr_add", "intersect", "keys_of", "rows_of"]
 
 _SCIPY_MIN_NNZ = 4096  # below this, building SciPy objects (~20 us each) costs more than it saves
-_NB = [None]  # compiled kernels; None: not built yet; False: numba does not import
 
 
 def rows_of(be, p):
@@ -64,10 +63,7 @@ def _signed(v, beta):
 # ---- numba kernels ----
 
 def _numba():
-    k = _NB[0]
-    if k is None:
-        k = _NB[0] = _build_numba()
-    return k if k and _spmm._ENABLED[0] else None
+    return _jit.kernels("merge", _build_numba, 3.0)
 
 
 def _build_numba():

@@ -8,22 +8,13 @@ to the packed-key sort. The order is stable, so duplicates are later summed in i
 the result is deterministic.
 """
 
-from . import _threads
+from .. import _jit
 
 __all__ = ["gather_segment_sum", "row_bucket_coalesce", "row_bucket_order"]
 
-_KERNEL = [None]  # None: not built; False: numba unavailable
-
 
 def _kernels(be):
-    from . import _spmm
-
-    if be.name != "cpu" or not _spmm._ENABLED[0]:
-        return None
-    k = _KERNEL[0]
-    if k is None:
-        k = _KERNEL[0] = _build()
-    return k or None
+    return _jit.kernels("rowsort", _build, 6.0) if be.name == "cpu" else None
 
 
 def row_bucket_order(be, rows, cols, nrows):
@@ -31,7 +22,7 @@ def row_bucket_order(be, rows, cols, nrows):
     k = _kernels(be)
     if k is None:
         return None
-    with _threads.limit(rows.shape[0]):
+    with _jit.limit(rows.shape[0]):
         return k[0](rows, cols, nrows)
 
 
@@ -45,7 +36,7 @@ def row_bucket_coalesce(be, rows, cols, vals, nrows):
     k = _kernels(be)
     if k is None:
         return None
-    with _threads.limit(rows.shape[0]):
+    with _jit.limit(rows.shape[0]):
         return k[1](rows, cols, vals, nrows)
 
 
@@ -59,7 +50,7 @@ def gather_segment_sum(be, vals, order, starts):
     k = _kernels(be)
     if k is None:
         return None
-    with _threads.limit(vals.size):
+    with _jit.limit(vals.size):
         return k[2](vals, order, starts)
 
 

@@ -18,7 +18,7 @@ Indices beyond int64's linear range (a ``(2**33, 2**33)`` product) are fine: not
 ``row * ncols + col`` except ``coalesce``, which falls back to a lexicographic sort.
 """
 
-from . import _threads
+from .. import _jit
 from ._convert import coalesce, csr_row_indices
 from ._payload import COO, CSR
 
@@ -26,7 +26,6 @@ __all__ = ["spgemm"]
 
 _CHUNK = 1 << 20  # products expanded at once by the generic path (bounds its temporaries)
 _BLOCK = 1 << 23  # entries per spill block of the generic path (>= 32 MB arrays: mmap'd)
-_NB = [None]  # the numba kernels; None: not built yet; False: numba does not import
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -194,8 +193,6 @@ def _blocks(be, work_per_row, nblocks):
 
 def _numba_spgemm(be, nb, a, b, ta, tb, m, kdim, n, dt):
     xp = be.xp
-    import numba
-
     acrow, acol, aval = _csr(be, a, ta, m)
     bcrow, bcol, bval = _csr(be, b, tb, kdim)
     acol = xp.ascontiguousarray(acol, dtype=xp.int64)
@@ -204,28 +201,23 @@ def _numba_spgemm(be, nb, a, b, ta, tb, m, kdim, n, dt):
     bval = xp.ascontiguousarray(bval, dtype=dt)
     work = nb["work"](acrow, acol, bcrow)
     flops = int(work.sum())
-    threads = numba.get_num_threads()
-    bounds = _blocks(be, work, 4 * threads if flops >= _threads.PAR_MIN_WORK else 1)
-    del work
-    row_nnz = xp.empty(m, dtype=xp.int64)
-    with _threads.limit(flops):
+    with _jit.limit(flops) as threads:
+        bounds = _blocks(be, work, 4 * threads if threads > 1 else 1)
+        del work
+        row_nnz = xp.empty(m, dtype=xp.int64)
         nb["count"](acrow, acol, bcrow, bcol, n, bounds, row_nnz)
-    crow = xp.zeros(m + 1, dtype=xp.int64)
-    xp.cumsum(row_nnz, out=crow[1:])
-    del row_nnz
-    total = int(crow[-1])
-    idx = xp.empty((2, total), dtype=xp.int64)
-    vals = xp.empty(total, dtype=dt)
-    with _threads.limit(flops):
+        crow = xp.zeros(m + 1, dtype=xp.int64)
+        xp.cumsum(row_nnz, out=crow[1:])
+        del row_nnz
+        total = int(crow[-1])
+        idx = xp.empty((2, total), dtype=xp.int64)
+        vals = xp.empty(total, dtype=dt)
         nb["fill"](acrow, acol, aval, bcrow, bcol, bval, n, bounds, crow, idx[0], idx[1], vals)
     return COO(idx, vals, (m, n), True)
 
 
 def _numba():
-    k = _NB[0]
-    if k is None:
-        k = _NB[0] = _build_numba()
-    return k or None
+    return _jit.kernels("spgemm", _build_numba, 6.0)
 
 
 def _build_numba():

@@ -23,6 +23,7 @@ Speed (PERF-NOTES.md, spike 2):
 
 import os
 
+from .. import _jit
 from .._memory import check_dense_alloc
 from . import _cuda, _spgemm
 from ._convert import coalesce, csr_row_indices
@@ -36,32 +37,20 @@ __all__ = [
 _PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
 _CHUNK = 1 << 16  # stored entries per chunk of the NumPy SDDMM (bounds its temporaries)
 _GPU_TEMP_BYTES = 1 << 28  # bytes of one gathered operand per SDDMM chunk on CUDA
-_NUMBA = [None]  # the kernel namespace; None: not built yet; False: numba does not import
-_ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
+_ENABLED = _jit.ENABLED  # the numba switch (one list, in ``_jit``); this name stays for its users
+use_numba = _jit.use_numba
 _POOL = [None]
-
-
-def use_numba(flag):
-    """Use the numba kernels when numba imports (True, the default) or the NumPy/SciPy ones
-    (False; also set by the environment variable ``SPARSETORCH_NO_NUMBA=1``). Returns the
-    previous setting."""
-    old = _ENABLED[0]
-    _ENABLED[0] = bool(flag)
-    return old
 
 
 def _nb(be, dt):
     """The numba kernels on the CPU backend for dtype ``dt`` (float32/64, complex64/128,
     int32/64), or None (other backends and dtypes, numba missing or disabled)."""
-    if not _ENABLED[0] or be.name != "cpu":
+    if be.name != "cpu":
         return None
     kind, size = dt.kind, dt.itemsize
     if not ((kind == "f" or kind == "i") and 4 <= size <= 8 or kind == "c" and 8 <= size <= 16):
         return None
-    k = _NUMBA[0]
-    if k is None:
-        k = _NUMBA[0] = _build_numba()
-    return k or None
+    return _jit.kernels("spmm", _build_numba, 6.0)
 
 
 # ---- the pattern cache ----
@@ -202,13 +191,13 @@ def spmm(be, p, x, transpose=False):
         out = xp.empty((rows_out, k), dtype=dt)
         use = perm is not None
         pm = perm if use else crow[:0]
-        nt = nb.numba.get_num_threads()
-        c = _cache(p)
-        key = ("bounds", transpose, nt)
-        bd = c.get(key)
-        if bd is None:
-            bd = c[key] = _bounds(be, crow, 4 * nt)
-        nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
+        with _jit.limit(nnz * k) as nt:
+            c = _cache(p)
+            key = ("bounds", transpose, nt)
+            bd = c.get(key)
+            if bd is None:
+                bd = c[key] = _bounds(be, crow, 4 * nt)
+            nb.csr_mm_par(crow, col, pm, use, vals, x, out, bd)
         return out
     v = vals if perm is None else vals[perm]
     if be.name != "cpu":  # cupyx casts the pattern to int32 at every construction: once here
@@ -256,7 +245,7 @@ def _scipy_spmm(be, crow, col, v, shape, x):
         from concurrent.futures import ThreadPoolExecutor
 
         pool = _POOL[0] = ThreadPoolExecutor(max(os.cpu_count() or 1, 1))
-    b = _bounds(be, crow, 2 * (os.cpu_count() or 1))
+    b = _bounds(be, crow, 2 * min(_jit.free_cores(), os.cpu_count() or 1))
 
     def block(r0, r1):
         s, e = int(crow[r0]), int(crow[r1])
@@ -323,9 +312,9 @@ def sddmm(be, left, right, p):
         if nnz * k < _PAR_WORK:
             nb.sddmm_ser(rows, cols, left, right, out, zero)
         else:
-            nblk = 4 * nb.numba.get_num_threads()
-            bd = xp.linspace(0, nnz, nblk + 1).astype(xp.int64)
-            nb.sddmm_par(rows, cols, left, right, out, bd, zero)
+            with _jit.limit(nnz * k) as nt:
+                bd = xp.linspace(0, nnz, 4 * nt + 1).astype(xp.int64)
+                nb.sddmm_par(rows, cols, left, right, out, bd, zero)
         return out
     r = _cuda.sddmm(be, rows, cols, left, right)  # one warp per entry (real GPU)
     if r is not None:
@@ -357,7 +346,6 @@ def spgemm(be, a, b, ta=False, tb=False):
 
 def _build_numba():
     try:
-        import numba
         from numba import njit, prange
     except ImportError:
         return False
@@ -430,5 +418,4 @@ def _build_numba():
     ns = Kernels()
     ns.csr_mm_par, ns.csr_mm_ser, ns.coo_mm = csr_mm_par, csr_mm_ser, coo_mm
     ns.sddmm_par, ns.sddmm_ser = sddmm_par, sddmm_ser
-    ns.numba = numba
     return ns

@@ -7,16 +7,17 @@
   of the table, then a scatter-add in which thread ``t`` owns the output rows ``s % T == t``
   (no atomics, deterministic: each row is summed in id order).
 
-Built on first use (``cache=True``), CPU backend only, and only when numba imports and the
-sparse kernels' numba switch (``sparsetorch.sparse._spmm.use_numba``) is on. The thread count
+Built on first use (``cache=True``, through ``sparsetorch._jit``), CPU backend only, and only
+when numba imports and the numba switch (``sparsetorch._jit.use_numba``) is on. The thread count
 is passed in (``numba.get_num_threads()`` inside a kernel makes it uncacheable).
 """
 
 import threading
 
+from ... import _jit
+
 __all__ = ["kernels", "num_threads", "release_scratch", "scratch"]
 
-_K = [None]  # None: not built; False: numba unavailable
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
 _SCRATCH = {}  # table size -> int32 array of -1 (the "mark" array), checked out while in use
 _LOCK = threading.Lock()
@@ -24,14 +25,7 @@ _LOCK = threading.Lock()
 
 def kernels(be):
     """The kernel namespace (a tuple), or None on other backends / without numba."""
-    from ...sparse import _spmm
-
-    if be.name != "cpu" or not _spmm._ENABLED[0]:
-        return None
-    k = _K[0]
-    if k is None:
-        k = _K[0] = _build()
-    return k or None
+    return _jit.kernels("embedding", _build, 8.0) if be.name == "cpu" else None
 
 
 def num_threads():
@@ -200,8 +194,47 @@ def _build():
             slot[uniq[k]] = -1
         return uniq, out
 
+    @njit(cache=True)
+    def bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq):
+        """bag_grad_rows on one thread: one pass over the entries adding each into its output
+        row (rows summed in entry order, as bag_grad_rows: the same bits), no counting sort."""
+        B = bounds.size - 1
+        D = G.shape[1]
+        U = uniq.size
+        out = np.zeros((U, D), G.dtype)
+        has_c = coef.size > 0
+        has_s = scale.size > 0
+        for b in range(B):
+            g = G[b]
+            q = scale[b] if has_s else G.dtype.type(1)
+            for j in range(bounds[b], bounds[b + 1]):
+                i = ids[j]
+                if i == pad:
+                    continue
+                o = out[slot[i]]
+                if has_s:
+                    if has_c:
+                        c = coef[j]
+                        for d in range(D):
+                            o[d] += c * (g[d] / q)
+                    else:
+                        for d in range(D):
+                            o[d] += g[d] / q
+                elif has_c:
+                    c = coef[j]
+                    for d in range(D):
+                        o[d] += c * g[d]
+                else:
+                    for d in range(D):
+                        o[d] += g[d]
+        for k in range(U):
+            slot[uniq[k]] = -1
+        return uniq, out
+
     def bag_grad(ids, bounds, G, pad, coef, scale, slot, T):
         uniq = unique_mark(ids, pad, slot)
+        if T <= 1:  # measured 1.9 vs 2.4 ms (1M x 64 table, 4096 bags of 20 zipf ids)
+            return bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq)
         return bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
 
     return bag_sum, bag_max, bag_grad
