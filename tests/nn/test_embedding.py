@@ -372,3 +372,41 @@ def test_sparse_linear_state_dict_round_trip():
     m2.load_state_dict(sd)
     x = st.randn(3, 6)
     np.testing.assert_allclose(m2(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("scaled,weighted", [(False, False), (True, False), (False, True), (True, True)])
+def test_bag_grad_kernels_one_and_many_threads_agree(scaled, weighted):
+    """The numba table-gradient kernel: the one-thread scatter and the parallel counting-sort
+    path give the same rows and the same bits (each row summed in entry order), padding left out."""
+    from sparsetorch._backend import CPU
+    from sparsetorch.nn._kernels import embedding as K
+
+    k = K.kernels(CPU)
+    if k is None:
+        pytest.skip("numba not available")
+    rng = np.random.default_rng(3)
+    num, bags, per, dim = 50, 40, 7, 5
+    ids = rng.integers(0, num, bags * per)
+    bounds = np.concatenate(([0, 0], np.sort(rng.integers(0, ids.size, bags - 2)), [ids.size]))
+    g = rng.standard_normal((bags, dim)).astype(np.float32)
+    e = np.empty(0, np.float32)
+    coef = rng.standard_normal(ids.size).astype(np.float32) if weighted else e
+    scale = rng.uniform(1, 3, bags).astype(np.float32) if scaled else e
+    got = []
+    for T in (1, 2, 3):
+        slot = K.scratch(np, num)
+        got.append(k[2](ids, bounds, g, 7, coef, scale, slot, T))
+        assert (slot == -1).all()
+        K.release_scratch(num, slot)
+    ref = np.zeros((num, dim))
+    for b in range(bags):
+        for j in range(bounds[b], bounds[b + 1]):
+            if ids[j] != 7:
+                c = coef[j] if weighted else 1.0
+                ref[ids[j]] += c * (g[b] / (scale[b] if scaled else 1.0))
+    rows0, vals0 = got[0]
+    np.testing.assert_array_equal(rows0, np.unique(ids[ids != 7]))
+    np.testing.assert_allclose(vals0, ref[rows0], rtol=1e-5, atol=1e-5)
+    for rows, vals in got[1:]:
+        np.testing.assert_array_equal(rows, rows0)
+        np.testing.assert_array_equal(vals, vals0)
