@@ -19,6 +19,7 @@ from ._dtype import (  # noqa: F401
 from ._layout import layout, sparse_coo, sparse_csr, strided  # noqa: F401
 from ._tensor import Size, Tensor  # noqa: F401
 from ._ops import *  # noqa: F401,F403
+from . import _tensor_methods  # noqa: F401 - binds the Tensor methods (floor 8)
 from ._numpy_kwargs import FUNCTIONS as _NK_NAMES, with_numpy_kwargs as _nk  # noqa: E402
 globals().update({_n: _nk(globals()[_n], _n) for _n in _NK_NAMES if _n in globals()})  # axis=, keepdims=
 from . import autograd  # noqa: F401

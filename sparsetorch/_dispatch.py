@@ -13,6 +13,7 @@ from . import _dtype as D
 from ._backend import CPU, get_backend, writeable
 from ._device import CPU as CPU_DEVICE
 from ._layout import layout, sparse_coo, sparse_csr, strided
+from ._tensor import Tensor, wrap
 from .autograd.grad_mode import GRAD_ENABLED
 from .autograd.graph import AccumulateGrad, Node
 from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
@@ -20,7 +21,6 @@ from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless pro
 __all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
 
 SCALAR = layout("scalar")  # dispatch-key stand-in for a Python number operand
-Tensor = None  # set by _tensor.py (import cycle: Tensor methods forward to ops)
 _new = object.__new__
 _grad_enabled = GRAD_ENABLED.get
 
@@ -176,21 +176,7 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     return op
 
 
-# ---- wrapping payloads into tensors ----
-
-def wrap(data, dtype, device, lay):
-    t = _new(Tensor)
-    t._data = data
-    t.dtype = dtype
-    t.device = device
-    t.layout = lay
-    t._rg = False
-    t.grad = None
-    t.grad_fn = None
-    t._vc = None
-    t._extra = None
-    return t
-
+# ---- payloads ----
 
 def cast_payload(t, dt):
     """The payload of tensor ``t`` in dtype ``dt`` (no copy when it already is)."""

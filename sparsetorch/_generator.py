@@ -143,7 +143,7 @@ class Generator:
         """The generator state as a ``uint8`` tensor of 5056 bytes, torch's layout."""
         from . import _dtype as D
         from ._device import CPU
-        from ._dispatch import wrap
+        from ._tensor import wrap
         from ._layout import strided
 
         raw = np.frombuffer(self._state_bytes(), np.uint8).copy()
@@ -180,7 +180,7 @@ class Generator:
     def set_state(self, new_state):
         """Restore a state from :meth:`get_state` (ours or torch's); returns the generator."""
         from . import _dtype as D
-        from ._dispatch import Tensor
+        from ._tensor import Tensor
 
         if not isinstance(new_state, Tensor):
             raise TypeError(

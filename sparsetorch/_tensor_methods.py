@@ -1,8 +1,26 @@
-"""One-line Tensor methods that forward to the op table (``x.op(*a)`` is ``_ops.op(x, *a)``).
+"""The Tensor methods that run ops, bound onto ``Tensor`` once, from the top (floor 8).
 
-Kept apart from ``_tensor.py`` (the data model) so each stays small. No logic lives here;
-``tests/test_registry.py`` checks that every forward reaches a public op.
+``_tensor.py`` holds the data model only (slots, metadata, autograd fields); this module is the
+one writer of ``Tensor`` attributes (``_bind`` below, run on import by the face
+``sparsetorch/__init__.py``). ``TensorMethods`` holds the one-line forwards named after ops
+(``x.op(*a)`` is ``_ops.op(x, *a)``; ``tests/test_registry.py`` checks every forward reaches a
+public op); ``_DataModelForwards`` the conversions, autograd entry points and Python operators.
+Where a forward only passes its arguments through to an op function with the very same
+signature, and for the Python operators (always called as ``op(self, other)``), ``Tensor`` gets
+the op function itself: one Python call less per method call. No logic lives here.
 """
+
+import dis
+import inspect
+
+from . import _dtype as D
+from . import _ops
+from ._layout import strided
+from ._ops import legacy as _legacy
+from ._ops import pointwise as _pw  # operators call the op objects directly
+from ._tensor import Tensor
+from .autograd import engine as _engine
+from .autograd import function as _function
 
 __all__ = ["TensorMethods"]
 
@@ -886,7 +904,308 @@ class TensorMethods:
         return _linalg().svd(self, some, compute_uv)
 
 
-_ops = None  # bound by _tensor.py once the op modules are imported (import cycle)
+class _DataModelForwards:
+    """Forwards of the data model's conversions, autograd entry points and Python operators."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        # Tensor(data) / Tensor(*sizes): legacy constructor, float32 as in torch
+        return _legacy.tensor_ctor(cls, args, kwargs)
+
+    def stride(self, dim=None):
+        return _ops.stride(self, dim)
+
+    def is_contiguous(self, memory_format=None):
+        return _ops.is_contiguous(self)
+
+    def data_ptr(self):
+        return _ops.data_ptr(self)
+
+    @property
+    def T(self):
+        return _ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return _ops.transpose(self, -2, -1)
+
+    # ---- autograd ----
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        return _function.register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        return _engine.register_post_accumulate_grad_hook(self, hook)
+
+    def retain_grad(self):
+        _function.retain_grad(self)
+
+    # ---- conversion and interop ----
+    def item(self):
+        return _ops.item(self)
+
+    def tolist(self):
+        return _ops.tolist(self)
+
+    def numpy(self, *, force=False):
+        return _ops.to_numpy(self, force)
+
+    def __array__(self, dtype=None, copy=None):
+        return _ops.array_protocol(self, dtype, copy)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return _ops.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        return _ops.dlpack_device(self)
+
+    def to(self, *args, **kwargs):
+        return _ops.to(self, *args, **kwargs)
+
+    def type(self, dtype=None, non_blocking=False):
+        return _ops.type_(self, dtype, non_blocking)
+
+    def type_as(self, other):
+        return _ops.to(self, other.dtype)
+
+    def cpu(self):
+        return _ops.to(self, "cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return _ops.to(self, "cuda" if device is None else device)
+
+    def float(self):
+        return _ops.to(self, D.float32)
+
+    def double(self):
+        return _ops.to(self, D.float64)
+
+    def half(self):
+        return _ops.to(self, D.float16)
+
+    def bfloat16(self):
+        return _ops.to(self, D.bfloat16)
+
+    def int(self):
+        return _ops.to(self, D.int32)
+
+    def long(self):
+        return _ops.to(self, D.int64)
+
+    def short(self):
+        return _ops.to(self, D.int16)
+
+    def char(self):
+        return _ops.to(self, D.int8)
+
+    def byte(self):
+        return _ops.to(self, D.uint8)
+
+    def bool(self):
+        return _ops.to(self, D.bool)
+
+    def cfloat(self):
+        return _ops.to(self, D.complex64)
+
+    def cdouble(self):
+        return _ops.to(self, D.complex128)
+
+    def clone(self, *, memory_format=None):
+        return _ops.clone(self)
+
+    def contiguous(self, memory_format=None):
+        return _ops.contiguous(self)
+
+    def __repr__(self):
+        return _ops.tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and self.layout is strided:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)  # TypeError for a non-empty spec, as torch
+
+    def __bool__(self):
+        return _ops.to_bool(self)
+
+    def __float__(self):
+        return float(_ops.scalar_value(self, "float"))
+
+    def __int__(self):
+        return int(_ops.scalar_value(self, "int"))
+
+    def __index__(self):
+        return _ops.index_value(self)
+
+    def __complex__(self):
+        return complex(_ops.scalar_value(self, "complex"))
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(_ops.unbind(self, 0))
+
+    def __reduce_ex__(self, proto):
+        return _ops.reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        return _ops.deepcopy_tensor(self, memo)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return _ops.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _ops.tensor_new_zeros(self, size, dtype, device, requires_grad, "new_zeros")
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _ops.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _ops.tensor_new_zeros(self, size, dtype, device, requires_grad, "new_empty")
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return _ops.full(size, fill_value, dtype=dtype or self.dtype,
+                         device=device or self.device, requires_grad=requires_grad)
+
+    # ---- Python operators ----
+    def __add__(self, other):
+        return _pw._add(self, other)
+
+    def __radd__(self, other):
+        return _pw._add(self, other)
+
+    def __iadd__(self, other):
+        return _ops.add_(self, other)
+
+    def __sub__(self, other):
+        return _pw._sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops.rsub(self, other)
+
+    def __isub__(self, other):
+        return _ops.sub_(self, other)
+
+    def __mul__(self, other):
+        return _pw.mul(self, other)
+
+    def __rmul__(self, other):
+        return _pw.mul(self, other)
+
+    def __imul__(self, other):
+        return _ops.mul_(self, other)
+
+    def __truediv__(self, other):
+        return _pw._div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops.rdiv(self, other)
+
+    def __itruediv__(self, other):
+        return _ops.div_(self, other)
+
+    def __floordiv__(self, other):
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _ops.rfloordiv(self, other)
+
+    def __ifloordiv__(self, other):
+        return _ops.floor_divide_(self, other)
+
+    def __mod__(self, other):
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _ops.rremainder(self, other)
+
+    def __imod__(self, other):
+        return _ops.remainder_(self, other)
+
+    def __pow__(self, other):
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other):
+        return _ops.rpow(self, other)
+
+    def __ipow__(self, other):
+        return _ops.pow_(self, other)
+
+    def __matmul__(self, other):
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops.rmatmul(self, other)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __invert__(self):
+        return _ops.bitwise_not(self)
+
+    def __and__(self, other):
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return _ops.bitwise_and(self, other)
+
+    def __iand__(self, other):
+        return _ops.bitwise_and_(self, other)
+
+    def __or__(self, other):
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return _ops.bitwise_or(self, other)
+
+    def __ior__(self, other):
+        return _ops.bitwise_or_(self, other)
+
+    def __xor__(self, other):
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return _ops.bitwise_xor(self, other)
+
+    def __ixor__(self, other):
+        return _ops.bitwise_xor_(self, other)
+
+    def __eq__(self, other):
+        return _pw.eq(self, other)
+
+    def __ne__(self, other):
+        return _pw.ne(self, other)
+
+    def __lt__(self, other):
+        return _pw.lt(self, other)
+
+    def __le__(self, other):
+        return _pw.le(self, other)
+
+    def __gt__(self, other):
+        return _pw.gt(self, other)
+
+    def __ge__(self, other):
+        return _pw.ge(self, other)
+
+    def __getitem__(self, key):
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _ops.setitem(self, key, value)
+
 
 
 def _accept_numpy_kwargs():
@@ -949,3 +1268,90 @@ def _document(tensor_cls):
             fn.__doc__ = head + f"See :func:`sparsetorch.{target}`." + (f" {summary}" if summary else "")
         elif summary:
             fn.__doc__ = head + summary
+
+
+# Python calls these with (self, other) (or (self,), (self, key[, value]), (self, memo)) only,
+# so the op function itself is the method (not __pow__: pow(x, y, mod) passes a third argument).
+_OPERATORS = {
+    "__add__": "_pw._add", "__radd__": "_pw._add", "__sub__": "_pw._sub",
+    "__mul__": "_pw.mul", "__rmul__": "_pw.mul", "__truediv__": "_pw._div",
+    "__eq__": "_pw.eq", "__ne__": "_pw.ne", "__lt__": "_pw.lt", "__le__": "_pw.le",
+    "__gt__": "_pw.gt", "__ge__": "_pw.ge",
+    "__iadd__": "add_", "__rsub__": "rsub", "__isub__": "sub_", "__imul__": "mul_",
+    "__rtruediv__": "rdiv", "__itruediv__": "div_", "__floordiv__": "floor_divide",
+    "__rfloordiv__": "rfloordiv", "__ifloordiv__": "floor_divide_", "__mod__": "remainder",
+    "__rmod__": "rremainder", "__imod__": "remainder_", "__rpow__": "rpow",
+    "__ipow__": "pow_", "__matmul__": "matmul", "__rmatmul__": "rmatmul", "__neg__": "neg",
+    "__abs__": "abs", "__invert__": "bitwise_not", "__and__": "bitwise_and",
+    "__rand__": "bitwise_and", "__iand__": "bitwise_and_", "__or__": "bitwise_or",
+    "__ror__": "bitwise_or", "__ior__": "bitwise_or_", "__xor__": "bitwise_xor",
+    "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor_", "__getitem__": "getitem",
+    "__setitem__": "setitem", "__repr__": "tensor_repr", "__str__": "tensor_repr",
+    "__bool__": "to_bool", "__index__": "index_value", "__deepcopy__": "deepcopy_tensor",
+}
+_FORWARD_OPS = frozenset(("RESUME", "NOP", "CACHE", "PRECALL", "PUSH_NULL", "LOAD_GLOBAL", "LOAD_ATTR",
+                          "LOAD_METHOD", "CALL", "RETURN_VALUE"))
+_SKIP = frozenset(("__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__",
+                   "__firstlineno__", "__static_attributes__"))
+
+
+def _op_function(path):
+    mod, _, name = path.rpartition(".")
+    fn = getattr(_pw if mod == "_pw" else _ops, name)
+    return fn if inspect.isfunction(fn) else None
+
+
+def _same_signature_target(name, fn):
+    """The op function a forward ``def name(self, a, b=1): return _ops.X(self, a, b)`` may be
+    replaced by: X itself when its parameters after the first are exactly the forward's (names,
+    kinds, defaults), so every call, good or bad, behaves the same; else None."""
+    if not inspect.isfunction(fn) or getattr(fn, "__wrapped__", None) is not None:
+        return None
+    code = fn.__code__
+    if code.co_names[:1] != ("_ops",) or len(code.co_names) != 2:
+        return None
+    target = getattr(_ops, code.co_names[1], None)
+    if not inspect.isfunction(target) or getattr(target, "__wrapped__", None) is not None \
+            or not (target.__doc__ or "").strip():  # help(x.name) must still say something
+        return None
+    try:
+        mine = list(inspect.signature(fn).parameters.values())
+        theirs = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not mine or not theirs or len(mine) != len(theirs) or any(
+            p.kind is not p.POSITIONAL_OR_KEYWORD for p in mine) or any(
+            (a.name, a.kind, a.default) != (b.name, b.kind, b.default)
+            for a, b in zip(mine[1:], theirs[1:])) or theirs[0].kind is not theirs[0].POSITIONAL_OR_KEYWORD:
+        return None
+    # the body must pass every parameter through positionally, in order (read from the bytecode;
+    # any instruction beyond loads, one call and the return keeps the forward)
+    loads = []
+    for ins in dis.get_instructions(fn):
+        op = ins.opname
+        if op == "LOAD_FAST":
+            loads.append(ins.argval)
+        elif op not in _FORWARD_OPS:
+            return None
+    return target if loads == [p.name for p in mine] else None
+
+
+def _bind():
+    """Write the methods onto ``Tensor``: the one place that does (issue 13, floor 8)."""
+    own = set(Tensor.__dict__)
+    direct = []
+    for cls in (_DataModelForwards, TensorMethods):
+        for name, v in cls.__dict__.items():
+            if name in _SKIP or name in own:
+                continue
+            target = _op_function(_OPERATORS[name]) if name in _OPERATORS else \
+                _same_signature_target(name, v)
+            if target is not None:
+                direct.append(name)
+                v = target
+            setattr(Tensor, name, v)
+    return tuple(direct)
+
+
+DIRECT = _bind()  # the method names bound to their op function itself
+_document(Tensor)  # docstrings of the methods (forwards: from the ops)
