@@ -9,6 +9,8 @@ class device:
     """Where a tensor lives. Creating a cuda device never fails; using one without a GPU does."""
 
     __slots__ = ("type", "index")
+    type: str  # "cpu" or "cuda" (annotations for the type checker; the slots hold the values)
+    index: int | None
 
     def __new__(cls, type, index=None):
         if isinstance(type, device):

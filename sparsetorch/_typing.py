@@ -1,0 +1,24 @@
+"""Type aliases of the public signatures (torch's ``torch.types`` names), for annotations only.
+
+Annotated modules import these under ``if TYPE_CHECKING:`` (with ``from __future__ import
+annotations``), so nothing here runs in a normal import: the aliases cost nothing at run time and
+this ground-floor module imports only other ground-floor modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence, Union
+
+if TYPE_CHECKING:
+    from ._device import device
+
+__all__ = ["Number", "DeviceLike", "SizeLike", "IntOrSize"]
+
+# A Python scalar (torch.types.Number; bool is an int for the checker).
+Number = Union[int, float, complex]
+# What ``device=`` accepts: a device, "cpu" / "cuda:1", or a CUDA ordinal (torch.types.Device).
+DeviceLike = Union["device", str, int]
+# A shape: torch.Size, a tuple or a list of ints (torch.types._size).
+SizeLike = Sequence[int]
+# The ``*size`` of zeros/ones/rand...: ints, or one shape.
+IntOrSize = Union[int, Sequence[int]]
