@@ -5,8 +5,11 @@ Ranges (arange, linspace, eye, ...) live in ``_ranges.py`` and the conversion of
 the host with NumPy (interop, not a kernel) and then placed on the target device.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np  # host-side interop (from_numpy, as_tensor); not a kernel
 
@@ -34,6 +37,11 @@ from ._ranges import __all__ as _ranges_all
 from ._util import check_tensor, with_out
 from .pinning import pinned_result
 
+if TYPE_CHECKING:
+    from .._dtype import dtype
+    from .._layout import layout
+    from .._typing import DeviceLike, IntOrSize, Number, SizeLike
+
 __all__ = [
     "tensor",
     "as_tensor",
@@ -55,7 +63,8 @@ __all__ = [
 __all__ += _ranges_all
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Constructs a tensor with no autograd history by copying ``data``.
 
     Python floats give the default dtype, ints ``int64``, bools ``bool``, complex numbers the
@@ -81,7 +90,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return pinned_result(finish(place(arr, dt, device or CPU), requires_grad), pin_memory)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data: Any, dtype: dtype | None = None, device: DeviceLike | None = None) -> Tensor:
     """Converts ``data`` into a tensor, sharing memory with NumPy arrays and tensors when it can.
 
     No copy is made when ``data`` is a tensor or CPU NumPy array of the requested dtype.
@@ -102,7 +111,8 @@ def as_tensor(data, dtype=None, device=None):
     return place(arr, dt, dev)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+def asarray(obj: Any, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+            copy: bool | None = None, requires_grad: bool | None = None) -> Tensor:
     """Converts ``obj`` to a tensor (torch.asarray): shares memory unless ``copy=True`` or a
     conversion is needed; ``copy=False`` raises ValueError when sharing is impossible."""
     check_dtype(dtype, "asarray")
@@ -135,7 +145,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     return t
 
 
-def from_numpy(ndarray):
+def from_numpy(ndarray: np.ndarray) -> Tensor:
     """Creates a tensor that shares memory with ``ndarray`` (writes show on both sides).
 
     >>> a = np.array([1, 2, 3]); t = from_numpy(a); t[0] = -1; a
@@ -162,8 +172,10 @@ def from_numpy(ndarray):
 
 
 def scalar_tensor(
-    s, like=None, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
-):
+    s: Number | Tensor, like: Tensor | None = None, *, dtype: dtype | None = None,
+    device: DeviceLike | None = None, requires_grad: bool = False, layout: layout | None = None,
+    pin_memory: bool = False,
+) -> Tensor:
     """A 0-d tensor holding ``s`` (the default dtype unless ``dtype`` is given).
 
     ``like`` (internal, used by the reflected operators) takes dtype and device from a tensor.
@@ -215,15 +227,15 @@ def _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout):
 
 
 def zeros(
-    *args,
-    size=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
+    *args: IntOrSize,
+    size: SizeLike | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """Returns a tensor filled with the scalar value 0, with the shape given by ``size``.
 
     >>> zeros(2, 3).shape
@@ -236,15 +248,15 @@ def zeros(
 
 
 def ones(
-    *args,
-    size=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
+    *args: IntOrSize,
+    size: SizeLike | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """Returns a tensor filled with the scalar value 1, with the shape given by ``size``."""
     check_dtype(dtype, "ones")
     return pinned_result(_filled(
@@ -253,16 +265,16 @@ def ones(
 
 
 def empty(
-    *args,
-    size=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-    memory_format=None,
-):
+    *args: IntOrSize,
+    size: SizeLike | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """Returns a tensor filled with uninitialized data, with the shape given by ``size``."""
     check_dtype(dtype, "empty")
     return pinned_result(_filled(
@@ -271,16 +283,16 @@ def empty(
 
 
 def full(
-    size,
-    fill_value,
+    size: SizeLike,
+    fill_value: Number | Tensor,
     *,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     The dtype is inferred from ``fill_value``: bool -> bool, int -> int64, float -> default.
@@ -322,36 +334,39 @@ def _like(fname, input, fill, dtype, layout, device, requires_grad):
 
 
 def zeros_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-):
+    input: Tensor, *, dtype: dtype | None = None, layout: layout | None = None,
+    device: DeviceLike | None = None, requires_grad: bool = False, memory_format: Any = None,
+) -> Tensor:
     """A tensor of zeros with the size (and by default dtype and device) of ``input``."""
     return _like("zeros_like", input, 0, dtype, layout, device, requires_grad)
 
 
 def ones_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-):
+    input: Tensor, *, dtype: dtype | None = None, layout: layout | None = None,
+    device: DeviceLike | None = None, requires_grad: bool = False, memory_format: Any = None,
+) -> Tensor:
     """A tensor of ones with the size (and by default dtype and device) of ``input``."""
     return _like("ones_like", input, 1, dtype, layout, device, requires_grad)
 
 
 def empty_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-):
+    input: Tensor, *, dtype: dtype | None = None, layout: layout | None = None,
+    device: DeviceLike | None = None, requires_grad: bool = False, memory_format: Any = None,
+) -> Tensor:
     """An uninitialized tensor with the size (and by default dtype and device) of ``input``."""
     return _like("empty_like", input, None, dtype, layout, device, requires_grad)
 
 
 def full_like(
-    input,
-    fill_value,
+    input: Tensor,
+    fill_value: Number | Tensor,
     *,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-):
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """A tensor like ``input`` filled with ``fill_value`` (dtype of ``input`` by default)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -359,8 +374,9 @@ def full_like(
 
 
 def empty_strided(
-    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
-):
+    size: SizeLike, stride: SizeLike, *, dtype: dtype | None = None, layout: layout | None = None,
+    device: DeviceLike | None = None, requires_grad: bool = False, pin_memory: bool = False,
+) -> Tensor:
     """An uninitialized tensor with the given ``size`` and ``stride`` (in elements)."""
     check_dtype(dtype, "empty_strided")
     shape = parse_size((size,), "empty_strided")
@@ -423,11 +439,11 @@ def _complex_pair(fname, a, b, an, bn, op, out):
     return with_out(call(op, (a, b), (), dt, None), out, fname)
 
 
-def complex(real, imag, *, out=None):
+def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """A complex tensor ``real + 1j * imag``."""
     return _complex_pair("complex", real, imag, "real", "imag", _complex_op, out)
 
 
-def polar(abs, angle, *, out=None):
+def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """A complex tensor ``abs * exp(1j * angle)``."""
     return _complex_pair("polar", abs, angle, "abs", "angle", _polar_op, out)
