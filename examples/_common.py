@@ -132,6 +132,8 @@ def writable_dir(p, flag, path, create=True):
     existing one above it, and nothing is created."""
     path = pathlib.Path(path)
     try:
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
         if create:
             path.mkdir(parents=True, exist_ok=True)
         probe = path.resolve()

@@ -33,6 +33,20 @@ def run_example(name, *args, cwd, env=None, timeout=600):
     return r.stdout
 
 
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run_quick(name, tmp_path, *args, env=None):
+    """``examples/<name>.py --out <tmp_path>/out *args`` run from the empty ``<tmp_path>/cwd``;
+    asserts that it wrote its PNG and nothing outside ``--out``; returns its stdout."""
+    cwd, out = tmp_path / "cwd", tmp_path / "out"
+    cwd.mkdir()
+    stdout = run_example(name, "--out", str(out), *args, cwd=cwd, env=env)
+    assert list(cwd.iterdir()) == [], f"{name}.py wrote into the current directory"
+    assert (out / f"{name}.png").read_bytes()[:8] == PNG
+    return stdout
+
+
 def summary_value(out, label):
     """The first number after ``label`` on a line of the printed summary."""
     m = re.search(rf"^\s*{re.escape(label)}\s+(-?[0-9.]+(?:e-?\d+)?)", out, re.MULTILINE)

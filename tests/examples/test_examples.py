@@ -1,5 +1,7 @@
-"""The smaller examples: quickstart.py, gcn_karate.py and ctr_embeddingbag.py run in quick mode
-and learn; their helpers (rank AUC, normalised adjacency) are checked against direct formulas."""
+"""The smaller examples: quickstart.py, gcn_karate.py, ctr_embeddingbag.py and lenet.py run in quick
+mode, learn (lenet's 20 quick steps only run: it learns later) and write their PNG into --out and
+nothing else; their helpers (rank AUC, normalised adjacency) are checked against direct formulas.
+tutorial.py runs in quick mode and writes nothing."""
 
 import itertools
 
@@ -8,11 +10,13 @@ import pytest
 
 pytest.importorskip("tqdm")
 
-from ._util import example_env, load_example, run_example, summary_value
+from ._util import example_env, load_example, run_example, run_quick, summary_value
+
+pytest.importorskip("matplotlib")
 
 
 def test_quickstart(tmp_path):
-    out = run_example("quickstart", "--quick", cwd=tmp_path)
+    out = run_quick("quickstart", tmp_path, "--quick")
     assert summary_value(out, "autograd d(out)/dx") == 4.5
     assert summary_value(out, "SGD steps") == 30
     assert summary_value(out, "final loss") < summary_value(out, "first loss")
@@ -21,7 +25,7 @@ def test_quickstart(tmp_path):
 def test_gcn_karate_separates_the_factions(tmp_path):
     pytest.importorskip("networkx")
     env = example_env()  # quick mode from the environment variable alone, no --quick flag
-    out = run_example("gcn_karate", cwd=tmp_path, env=env)
+    out = run_quick("gcn_karate", tmp_path, env=env)
     assert summary_value(out, "epochs") == 100
     assert "sparse_csr" in out
     assert summary_value(out, "final train loss") < summary_value(out, "first train loss")
@@ -43,10 +47,24 @@ def test_gcn_normalized_adjacency_matches_the_dense_formula():
 
 
 def test_ctr_embeddingbag_beats_chance(tmp_path):
-    out = run_example("ctr_embeddingbag", "--quick", cwd=tmp_path)
+    out = run_quick("ctr_embeddingbag", tmp_path, "--quick")
     assert summary_value(out, "final train BCE") < summary_value(out, "first train BCE")
     auc, best = summary_value(out, "final test AUC"), summary_value(out, "planted-model AUC")
     assert 0.65 < auc <= best + 0.02  # chance is 0.5; the planted model bounds what is learnable
+
+
+def test_lenet_quick_run(tmp_path):
+    out = run_quick("lenet", tmp_path, "--quick")
+    assert summary_value(out, "SGD steps") == 20
+    losses = (summary_value(out, "first loss"), summary_value(out, "final loss"))
+    assert all(1.0 < x < 4.0 for x in losses)  # ~log(10) = 2.3 before it learns
+    assert 0 <= summary_value(out, "accuracy") <= 1
+
+
+def test_tutorial_quick_run_writes_nothing(tmp_path):
+    out = run_example("tutorial", "--quick", cwd=tmp_path)
+    assert "Tutorial done" in out
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_ctr_auc_matches_pairwise_counting():

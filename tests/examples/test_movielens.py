@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("tqdm")
 pytest.importorskip("pandas")
 
-from ._util import load_example, run_example, summary_value
+from ._util import load_example, run_quick, summary_value
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def test_quick_run_learns_recommends_plots_and_checkpoints(tmp_path):
     pytest.importorskip("matplotlib")
     import sparsetorch as torch
 
-    out = run_example("movielens", "--plot", "curve.png", "--checkpoint", "mf.pt", cwd=tmp_path)
+    out = run_quick("movielens", tmp_path)  # writes movielens.png and movielens.pt into --out
     first, final = summary_value(out, "first train loss"), summary_value(out, "final train loss")
     rmse = summary_value(out, "final test RMSE")
     assert final < first
@@ -34,8 +34,8 @@ def test_quick_run_learns_recommends_plots_and_checkpoints(tmp_path):
     recs = re.findall(r"^\s+\d+\. .+\(predicted \d\.\d\d\)$", out, re.MULTILINE)
     assert len(recs) == 10
     assert "(identical)" in out  # the reloaded model gives the same test RMSE
-    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    ckpt = torch.load(tmp_path / "mf.pt")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["movielens.png", "movielens.pt"]
+    ckpt = torch.load(tmp_path / "out" / "movielens.pt")
     assert set(ckpt["model"]) == {"mean", "user.weight", "item.weight", "user_bias.weight",
                                   "item_bias.weight"}
     assert tuple(ckpt["model"]["item.weight"].shape) == (9066, 32)
@@ -80,12 +80,22 @@ def test_data_flag_rejects_a_csv_without_the_columns(movielens, tmp_path):
         movielens.main(["--data", str(bad), "--plot", "", "--checkpoint", ""])
 
 
-def test_quick_flag_and_env_var(movielens, monkeypatch):
+def test_quick_flag_and_env_var(movielens, monkeypatch, tmp_path):
     monkeypatch.delenv("SPARSETORCH_EXAMPLES_QUICK", raising=False)
-    assert movielens.parse_args([]).epochs == 10
-    assert movielens.parse_args(["--quick"]).epochs == 2
+    out = ["--out", str(tmp_path)]
+    assert movielens.parse_args(out).epochs == 10
+    assert movielens.parse_args([*out, "--quick"]).epochs == 2
     monkeypatch.setenv("SPARSETORCH_EXAMPLES_QUICK", "1")
-    assert movielens.parse_args(["--epochs", "5"]).epochs == 2
+    assert movielens.parse_args([*out, "--epochs", "5"]).epochs == 2
+
+
+def test_default_outputs_go_into_out_and_paths_stay_as_given(movielens, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = movielens.parse_args(["--out", "o"])
+    assert (str(args.plot), str(args.checkpoint)) == ("o/movielens.png", "o/movielens.pt")
+    args = movielens.parse_args(["--out", "o", "--plot", "c.png", "--checkpoint", ""])
+    assert (str(args.plot), args.checkpoint) == ("c.png", None)
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]  # made for its outputs; nothing written
 
 
 def test_sharded_batches_split_every_global_batch(movielens):
