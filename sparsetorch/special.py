@@ -7,7 +7,7 @@ and error types follow torch 2.x.
 """
 
 from ._ops import pointwise as _pw
-from ._ops import reduction as _red
+from ._ops import statistics as _stats
 from ._ops import special_fns as _sf
 from ._ops import statistics as _stats
 
@@ -40,7 +40,7 @@ sinc = _pw.sinc
 xlogy = _pw.xlogy
 expit = _pw.sigmoid
 gammaln = _pw.lgamma
-logsumexp = _red.logsumexp
+logsumexp = _stats.logsumexp
 
 
 def softmax(input, dim, *, dtype=None):

@@ -7,6 +7,8 @@ from .conversion import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .sparse_core import *  # noqa: F401,F403
 from .sparse_shape import *  # noqa: F401,F403

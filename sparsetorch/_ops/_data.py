@@ -13,7 +13,7 @@ import numpy as np  # host-side conversion of Python data; not a kernel
 
 from .. import _dtype as D
 from .._backend import CPU as CPU_BACKEND, get_backend, move
-from .._device import CPU
+from .._device import CPU, as_device
 from .._dispatch import wrap
 from .._layout import strided
 from .._tensor import Tensor
@@ -281,6 +281,13 @@ def _convert_python(data, dt, scan):
     if dt is not D.int64 or wide is np.float64:
         _check_int_range(a, dt)
     return a if a.dtype == dt.np else a.astype(dt.np)
+
+
+def data_tensor(data, device=None):
+    """``tensor(data, device=device)`` for Python or NumPy ``data`` (not a Tensor): the index and
+    value arguments of the sparse constructors."""
+    arr, dt = host_array(data, None, "tensor")
+    return place(arr, dt, as_device(device) if device is not None else CPU)
 
 
 def host_array(data, dtype, fname):

@@ -12,7 +12,7 @@ from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..sparse._payload import COO, CSR
-from ..sparse._values import values_kernels
+from .sparse_values import values_kernels
 from . import sparse_shape as _sps
 from ._repr import set_printoptions, tensor_repr  # noqa: F401 - Tensor.__repr__
 from ._util import check_tensor

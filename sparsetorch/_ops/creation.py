@@ -36,6 +36,7 @@ from ._ranges import *  # noqa: F401,F403
 from ._ranges import __all__ as _ranges_all
 from ._util import check_tensor, with_out
 from .pinning import pinned_result
+from .sparse_core import sparse_coo_tensor
 
 if TYPE_CHECKING:
     from .._dtype import dtype
@@ -213,9 +214,7 @@ def _filled(fname, shape, fill, dtype, device, requires_grad, out, layout=None):
 
 
 def _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout):
-    from .. import _ops
-
-    if fill != 0 or layout.name != "sparse_coo" or not hasattr(_ops, "sparse_coo_tensor"):
+    if fill != 0 or layout.name != "sparse_coo":
         raise NotImplementedError(
             f"{fname}(): layout={layout!r} is not supported; create a strided tensor and convert "
             "it with .to_sparse()"
@@ -223,7 +222,7 @@ def _sparse_zeros(fname, shape, fill, dtype, device, requires_grad, layout):
     dt = dtype or D.get_default_dtype()
     idx = zeros(len(shape), 0, dtype=D.int64, device=device)
     vals = zeros(0, dtype=dt, device=device)
-    return _ops.sparse_coo_tensor(idx, vals, shape, requires_grad=requires_grad)
+    return sparse_coo_tensor(idx, vals, shape, requires_grad=requires_grad)
 
 
 def zeros(

@@ -18,7 +18,7 @@ from .._layout import strided
 from .._tensor import Tensor
 from . import pointwise as _pw
 from . import shape as _shape
-from ..sparse._values import values_kernels
+from .sparse_values import values_kernels
 from ._util import check_tensor, norm_dim
 
 __all__ = [

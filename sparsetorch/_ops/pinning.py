@@ -38,12 +38,6 @@ _pin_op = defop(
 )
 
 
-def _type_name(t):
-    from .conversion import type_
-
-    return type_(t)
-
-
 def is_pinned(input, device=None):
     """Whether every array of CPU tensor ``input`` lives in page-locked memory."""
     check_tensor(input, "is_pinned")
@@ -57,7 +51,7 @@ def pin_memory(input, device=None):
     Differentiable, as torch's. CUDA tensors cannot be pinned (RuntimeError, as torch)."""
     check_tensor(input, "pin_memory")
     if input.device.type != "cpu":
-        raise RuntimeError(f"cannot pin '{_type_name(input)}' only dense CPU tensors can be pinned")
+        raise RuntimeError(f"cannot pin '{input.type()}' only dense CPU tensors can be pinned")
     if is_pinned(input):
         return input
     return call(_pin_op, (input,))

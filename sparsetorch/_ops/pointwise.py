@@ -16,8 +16,8 @@ from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
-from ..sparse import _elementwise as _sp
-from ..sparse._values import dense_result_error, values_kernels
+from . import sparse_elementwise as _sp
+from .sparse_values import dense_result_error, values_kernels
 from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, with_out
 
 S = (strided,)
@@ -72,7 +72,7 @@ def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok
     """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel.
 
     A zero-preserving op also works on COO and CSR: it maps over the stored values
-    (``sparse/_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
+    (``sparse_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
     """
     op = defop(name, {S: fn}, grads={"input": grad} if grad else None,
                zero_preserving=zero_preserving, holomorphic=holomorphic)
@@ -491,7 +491,7 @@ def _scalar_as(x, dt):
 def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None):
     """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc;
     ``sparse``: a function giving the kernel-table entries for sparse operands
-    (``sparse/_elementwise.py``), called once this module is loaded."""
+    (``sparse_elementwise.py``), called once this module is loaded."""
     ufunc_name = None
     if isinstance(fn, str):
         ufunc_name = fn
@@ -779,10 +779,9 @@ _where_op = defop(
 
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcasting)."""
-    if input is None and other is None:
-        from .indexing import nonzero
-
-        return nonzero(condition, as_tuple=True)
+    if input is None and other is None:  # nonzero (the indexing family, above this one)
+        check_tensor(condition, "nonzero")
+        return condition.nonzero(as_tuple=True)
     check_tensor(condition, "where", "condition")
     if condition.dtype is not D.bool:
         raise RuntimeError(
@@ -990,4 +989,4 @@ def _public_names(namespace, exclude):
 
 __all__ = _public_names(globals(), {"unary", "binary", "make_binary", "call", "defop", "record", "wrap",
                                     "check_tensor", "check_tensor_or_number", "inplace_of",
-                                    "is_scalar", "with_out"})
+                                    "is_scalar", "with_out", "dense_result_error", "values_kernels"})

@@ -6,8 +6,8 @@ sparse kernels are later new dict entries). dtype rules follow torch: ``sum``/``
 integer and bool input into int64; ``mean`` accepts floating/complex input only. Reduced ``dim``
 arguments are normalized once into ``axes`` (a sorted tuple, or ``None`` for all dims) before
 the kernel is called (``_reduce.py``). Statistics, norms, cumulative ops and softmax live in
-``statistics.py``; sorting, selection and cumulative extrema in ``sorting.py``; both are
-re-exported here, so this module's ``__all__`` is the whole reduction family.
+``statistics.py`` (above this module); sorting, selection and cumulative extrema in
+``sorting.py`` (below it).
 """
 
 import builtins
@@ -28,13 +28,7 @@ from ._reduce import (
     reduced_count, sum_axes, sum_dtype,
 )
 from ._util import check_tensor, norm_dim, with_out
-from .sorting import (  # noqa: F401 - re-exported public ops
-    argsort, cummax, cummin, kthvalue, median, sort, topk,
-)
 from .sorting import _take_along, return_type
-from .statistics import (  # noqa: F401 - re-exported public ops
-    cumprod, cumsum, dist, log_softmax, logsumexp, norm, softmax, std, std_mean, var, var_mean,
-)
 
 S = (strided,)
 _grad_enabled = GRAD_ENABLED.get
@@ -344,7 +338,5 @@ def count_nonzero(input, dim=None):
 
 __all__ = [
     "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
-    "aminmax", "var", "std", "var_mean", "std_mean", "norm", "dist", "logsumexp", "all", "any",
-    "count_nonzero", "cumsum", "cumprod", "softmax", "log_softmax",
-    "median", "sort", "argsort", "topk", "kthvalue", "cummax", "cummin",
+    "aminmax", "all", "any", "count_nonzero",
 ]

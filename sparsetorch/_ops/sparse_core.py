@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..sparse import _convert as C
 from ..sparse._structure import coo_to_csr as _coo_to_csr
 from ..sparse._payload import COO, CSR, validate_coo, validate_csr
+from ._data import data_tensor
 from ._util import check_tensor
 
 __all__ = [
@@ -366,9 +367,7 @@ def _host_index(x, fname, arg, be, device=None):
             raise RuntimeError(f"{fname}(): device of {arg} ({x.device}) must match device of "
                                f"values ({where}); move them with .to(device) first")
         return x._data
-    from .creation import tensor
-
-    t = tensor(x)
+    t = data_tensor(x)
     if not (t.dtype in (D.int64, D.int32, D.int16, D.int8, D.uint8)):
         if t.numel() == 0:
             return be.xp.asarray(t._data, dtype=be.xp.int64)
@@ -379,14 +378,12 @@ def _host_index(x, fname, arg, be, device=None):
 
 
 def _values_tensor(values, dtype, device, fname):
-    from .creation import tensor
-
     if isinstance(values, Tensor):
         if values.layout is not strided:
             raise TypeError(f"{fname}(): values must be a dense tensor")
         v = values
     else:
-        v = tensor(values, device=device)
+        v = data_tensor(values, device)
     if dtype is not None and v.dtype is not dtype:
         v = v.to(dtype)
     if device is not None and v.device != as_device(device):
@@ -494,6 +491,32 @@ def _invariants_enabled():
 
 def to_scipy(input):
     """A SciPy sparse array sharing this tensor's buffers (see :func:`sparsetorch.sparse.to_scipy`)."""
-    from ..sparse._api import to_scipy as _to_scipy
+    return scipy_array(input)
 
-    return _to_scipy(input)
+
+def scipy_array(t):
+    """A SciPy sparse array sharing ``t``'s buffers (2-D, scalar values, CPU)."""
+    import scipy.sparse as sp
+
+    if t.layout not in (sparse_coo, sparse_csr):
+        raise TypeError("to_scipy(): expected a sparse COO or CSR tensor; use .to_sparse() first")
+    if t.device.type != "cpu":
+        raise TypeError("to_scipy(): the tensor must be on the CPU; call .cpu() first")
+    if t.dtype.name == "bfloat16":
+        raise TypeError("to_scipy(): scipy.sparse has no bfloat16; convert the values first, "
+                        "e.g. t.float().to_scipy()")
+    p = t._data
+    if len(p.shape) != 2 or p.values.ndim != 1:
+        raise ValueError(
+            f"to_scipy(): SciPy holds 2-D matrices with scalar values; got shape {list(p.shape)} "
+            f"with values of shape {list(p.values.shape)}"
+        )
+    if t.layout is sparse_coo:
+        m = sp.coo_array((p.values, (p.indices[0], p.indices[1])), shape=p.shape, copy=False)
+        m.has_canonical_format = p.coalesced
+        return m
+    m = sp.csr_array(p.shape, dtype=p.values.dtype)
+    m.data, m.indices, m.indptr = p.values, p.col, p.crow  # assign: no index-dtype downcast copy
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m

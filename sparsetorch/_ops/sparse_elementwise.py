@@ -23,18 +23,20 @@ Semantics (DESIGN.md section 4; each result equals the dense answer, except wher
 
 Gradients: composites of the differentiable primitives, or ops whose formulas mask the gradient
 to each sparse input's pattern (O(nnz), never dense-sized).
+
+``pointwise.py`` declares add/sub/mul/div with these entries (it imports this module), so the
+entries combine dense values through Tensor methods (``a.mul(b)``, ``a.div(b)``, ...).
 """
 
 from .. import _dispatch
 from .. import _dtype as D
 from .._dispatch import SCALAR, call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
-from .._ops import pointwise as _pw  # resolved at call time (pointwise imports this module)
-from .._ops.sparse_core import to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values
-from . import _convert as C
-from . import _merge as M
-from ._payload import COO
-from ._values import dense_result_error, map_values, stored
+from ..sparse import _convert as C
+from ..sparse import _merge as M
+from ..sparse._payload import COO
+from .sparse_core import to_dense, to_sparse_coo, to_sparse_csr, values_at, with_values
+from .sparse_values import dense_result_error, map_values, stored
 
 __all__ = ["add_kernels", "div_kernels", "expand_sparse", "mul_kernels"]
 
@@ -61,7 +63,7 @@ def _coo_indices(be, p):
 _sparse_add_op = defop(
     "add", {(O, O): M.coo_add, (R, R): M.csr_add},
     inputs=("input", "other"), params=("beta",),
-    grads={"input": lambda grad: grad, "other": lambda grad, beta: grad if beta == 1 else _pw.neg(grad)},
+    grads={"input": lambda grad: grad, "other": lambda grad, beta: grad if beta == 1 else -grad},
     zero_preserving=True,
 )
 
@@ -110,13 +112,13 @@ def _sub_scalar_sparse(c, x):
     if c != 0:
         raise dense_result_error("sub", f"{c} - x makes every implicit zero of x nonzero",
                                  f"{c} - x.to_dense()")
-    return map_values(lambda v: _pw.rsub(v, c), x, (), True)
+    return map_values(lambda v: v.__rsub__(c), x, (), True)  # c - v (c may be a NumPy scalar)
 
 
 def add_kernels(beta):
     """Sparse entries of ``add`` (beta=1) and ``sub`` (beta=-1)."""
     def fn(a, b):
-        return _pw._add(a, b) if beta == 1 else _pw._sub(a, b)
+        return a.add(b) if beta == 1 else a.sub(b)
 
     ss = composite(lambda a, b: _add_sparse_sparse(a, b, beta))
     sd = composite(lambda a, b: fn(to_dense(a), b))  # sparse ± dense: dense, as torch.add(dense, sparse)
@@ -136,7 +138,7 @@ def _mul_sparse_sparse(a, b):
     be = _dispatch.get_backend(a.device)
     p = M.intersect(be, a._data, b._data)
     pattern = wrap(p, a.dtype, a.device, O)
-    r = with_values(pattern, _pw.mul(values_at(a, pattern), values_at(b, pattern)))
+    r = with_values(pattern, values_at(a, pattern).mul(values_at(b, pattern)))
     return to_sparse_csr(r) if both_csr else r
 
 
@@ -327,14 +329,22 @@ def _by_scalar(fn, name):
 
 def _scalar_times(c, x):
     _check_scalar(x, c, "mul", True)
-    return map_values(lambda v: _pw.mul(c, v), x, (), True)
+    return map_values(lambda v: v.mul(c), x, (), True)
+
+
+def _mul(a, b):
+    return a.mul(b)
+
+
+def _div(a, b):
+    return a.div(b)  # true division (rounding_mode=None)
 
 
 def mul_kernels():
     ss = composite(_mul_sparse_sparse)
-    sd = composite(lambda s, d: _with_dense(s, d, _pw.mul, "mul"))
-    ds = composite(lambda d, s: _with_dense(s, d, _pw.mul, "mul", True))
-    sc = _by_scalar(lambda v, c: _pw.mul(v, c), "mul")
+    sd = composite(lambda s, d: _with_dense(s, d, _mul, "mul"))
+    ds = composite(lambda d, s: _with_dense(s, d, _mul, "mul", True))
+    sc = _by_scalar(_mul, "mul")
     cs = composite(_scalar_times)
     return {(O, O): ss, (R, R): ss, (O, R): ss, (R, O): ss, (O, S): sd, (R, S): sd, (S, O): ds,
             (S, R): ds, (O, SCALAR): sc, (R, SCALAR): sc, (SCALAR, O): cs, (SCALAR, R): cs}
@@ -347,8 +357,8 @@ def _div_by_sparse(*args):
 
 
 def div_kernels():
-    sd = composite(lambda s, d: _with_dense(s, d, _pw._div, "div"))
-    sc = _by_scalar(lambda v, c: _pw._div(v, c), "div")
+    sd = composite(lambda s, d: _with_dense(s, d, _div, "div"))
+    sc = _by_scalar(_div, "div")
     bad = composite(_div_by_sparse)
     return {(O, S): sd, (R, S): sd, (O, SCALAR): sc, (R, SCALAR): sc,
             (O, O): bad, (R, R): bad, (O, R): bad, (R, O): bad, (S, O): bad, (S, R): bad,

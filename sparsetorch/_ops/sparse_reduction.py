@@ -23,7 +23,7 @@ from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
-from ..sparse._values import stored
+from .sparse_values import stored
 from ._reduce import backend_of, quiet
 from ._util import check_tensor, norm_dim
 from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
@@ -322,10 +322,8 @@ def sparse_sum(input, dim=None, dtype=None):
     dims remain); one dim of a CSR tensor -> dense (torch raises there). Uncoalesced input is
     fine (duplicates sum). The gradient has the input's pattern.
     """
-    from .reduction import sum as _sum
-
     check_tensor(input, "sparse.sum")
-    return _sum(input, dim, False, dtype=dtype)
+    return input.sum(dim, False, dtype=dtype)  # reduction.sum (declared above this module)
 
 
 # ---- torch.sparse.softmax / log_softmax ----
@@ -352,10 +350,8 @@ def _softmax_values(v, seg, log):
 def _softmax(input, dim, dtype, log):
     fname = "sparse.log_softmax" if log else "sparse.softmax"
     check_tensor(input, fname)
-    if input.layout is strided:
-        from .statistics import log_softmax, softmax
-
-        return (log_softmax if log else softmax)(input, dim, dtype)
+    if input.layout is strided:  # statistics.softmax / log_softmax, by their methods
+        return (input.log_softmax if log else input.softmax)(dim, dtype)
     x = input if dtype is None or dtype is input.dtype else input.to(dtype)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"{fname}(): expected a floating point tensor, got {x.dtype.name}")
@@ -378,9 +374,7 @@ def _softmax(input, dim, dtype, log):
     sd = p.sparse_dim
     v = values(x)
     if d >= sd:  # a dense dim: an ordinary softmax of the stored slices
-        from .statistics import log_softmax, softmax
-
-        return with_values(x, (log_softmax if log else softmax)(v, d - sd + 1))
+        return with_values(x, (v.log_softmax if log else v.softmax)(d - sd + 1))
     kept = [k for k in range(sd) if k != d]
     seg, _ = _group(be, p.indices, p.shape, kept, kept == list(range(len(kept))))
     return with_values(x, _softmax_values(v, seg, log))

@@ -18,7 +18,7 @@ sparse tensor is defined on its coalesced pattern (``mask_grad``).
 
 from .._dispatch import composite
 from .._layout import sparse_coo, sparse_csr
-from .._ops.sparse_core import _values, coalesce, values, with_values
+from .sparse_core import _values, coalesce, values, with_values
 from ..autograd.grad_mode import GRAD_ENABLED
 
 __all__ = ["dense_result_error", "map_values", "stored", "values_kernels"]

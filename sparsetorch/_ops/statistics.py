@@ -1,5 +1,6 @@
 """Statistics and friends: var/std (+ _mean), norm/dist, logsumexp, cumsum/cumprod,
-softmax/log_softmax. Re-exported by ``reduction.py``.
+softmax/log_softmax: the reduction family's upper half (``var_mean``/``std_mean`` take
+``reduction.mean``).
 
 dtype rules follow torch: ``std``/``var`` accept floating/complex input only and are real for
 complex input, ``norm`` likewise; ``cumsum``/``cumprod`` turn integer and bool input into int64;

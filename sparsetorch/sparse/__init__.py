@@ -1,50 +1,46 @@
 """sparsetorch.sparse: torch.sparse's public API.
 
-The kernels live in this package's private modules (``_payload``, ``_convert``, ...), which the
-op modules import; the public names are resolved on first access, because the op modules are
-still being imported when this package first loads.
+This package also holds the sparse kernels (``_payload``, ``_convert``, ``_spmm``, ...: payloads
+and a backend in, arrays out), which load before the ops. So the public names that are ops
+(declared in ``_ops/``) are imported on first access (PEP 562, once: later accesses skip the hook).
 """
 
-_PUBLIC = {
-    "check_sparse_tensor_invariants": "._api",
-    "from_scipy": "._api",
-    "to_scipy": "._api",
-    "mm": ".._ops.sparse_linalg",
-    "addmm": ".._ops.sparse_linalg",
-    "sampled_addmm": ".._ops.sparse_linalg",
-    "sum": "._api",
-    "softmax": "._api",
-    "log_softmax": "._api",
-    "set_densify_limit": ".._memory",
-    "get_densify_limit": ".._memory",
-    "densify_limit": ".._memory",
-    "DenseAllocationError": ".._memory",
-}
-_FROM_OPS = ("sparse_coo_tensor", "sparse_csr_tensor")
+from .._memory import DenseAllocationError, densify_limit, get_densify_limit, set_densify_limit
+
 # torch.sparse.FloatTensor & co. (sparsetorch/_legacy.py; no BoolTensor, as torch)
 _LEGACY = ("BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
            "HalfTensor", "IntTensor", "LongTensor", "ShortTensor")
+_OPS = ("addmm", "check_sparse_tensor_invariants", "from_scipy", "log_softmax", "mm",
+        "sampled_addmm", "softmax", "sparse_coo_tensor", "sparse_csr_tensor", "sum", "to_scipy")
 
-__all__ = sorted(set(_PUBLIC) | set(_FROM_OPS) | set(_LEGACY))
+__all__ = sorted(("DenseAllocationError", "densify_limit", "get_densify_limit", "set_densify_limit")
+                 + _OPS + _LEGACY)
+
+
+def _ops_names():
+    from .._ops.sparse_core import sparse_coo_tensor, sparse_csr_tensor
+    from .._ops.sparse_linalg import addmm, mm, sampled_addmm
+    from .._ops.sparse_reduction import sparse_log_softmax, sparse_softmax, sparse_sum
+    from .._ops.sparse_scipy import check_sparse_tensor_invariants, from_scipy, to_scipy
+
+    return {"addmm": addmm, "check_sparse_tensor_invariants": check_sparse_tensor_invariants,
+            "from_scipy": from_scipy, "log_softmax": sparse_log_softmax, "mm": mm,
+            "sampled_addmm": sampled_addmm, "softmax": sparse_softmax,
+            "sparse_coo_tensor": sparse_coo_tensor, "sparse_csr_tensor": sparse_csr_tensor,
+            "sum": sparse_sum, "to_scipy": to_scipy}
 
 
 def __getattr__(name):
-    import importlib
-
-    if name in _PUBLIC:
-        value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-        globals()[name] = value  # resolved once: later accesses skip this hook (hot path)
-        return value
-    if name in _LEGACY:
+    if name in _OPS:
+        value = _ops_names()[name]
+    elif name in _LEGACY:
         from .._legacy import SPARSE_TYPES
 
-        globals()[name] = SPARSE_TYPES[name]
-        return SPARSE_TYPES[name]
-    if name in _FROM_OPS:
-        from .. import _ops
-
-        return getattr(_ops, name)
-    raise AttributeError(f"module 'sparsetorch.sparse' has no attribute '{name}'")
+        value = SPARSE_TYPES[name]
+    else:
+        raise AttributeError(f"module 'sparsetorch.sparse' has no attribute '{name}'")
+    globals()[name] = value  # resolved once: later accesses skip this hook (hot path)
+    return value
 
 
 def __dir__():
