@@ -34,6 +34,7 @@ FLOORS = {
     "optim._cuda_kernels": KERNELS, "distributed._merge": KERNELS, "_shm": KERNELS,
     # 3. Tensor as data, the random generator
     "_tensor": TENSOR, "_tensor_docs": TENSOR, "_generator": TENSOR,
+    "_tensor_api": TENSOR,  # Tensor's surface for type checkers (read only by them; imports the ground floor)
     # 4. the tape
     "autograd.graph": AUTOGRAD, "autograd.engine": AUTOGRAD, "autograd.grad_mode": AUTOGRAD,
     "autograd.function": AUTOGRAD, "autograd.anomaly_mode": AUTOGRAD, "autograd._": AUTOGRAD,
@@ -45,7 +46,7 @@ FLOORS = {
     # 7. libraries (and their package faces: a library's face is a library module)
     "": LIBRARIES,
     # 8. the one writer of Tensor attributes
-    "_tensor_methods": METHODS, "_tensor_api": METHODS,
+    "_tensor_methods": METHODS,
 }
 ROOT_FACE = "sparsetorch"
 
