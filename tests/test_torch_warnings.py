@@ -109,3 +109,19 @@ def test_scheduler_warnings_as_torch(case):
             sch.step()
     got = _same_as_torch(run)
     assert len(got) == (0 if case == "right_order" else 1)
+
+
+# ---- nn.Module.state_dict: positional arguments are deprecated (FutureWarning) ----
+
+def test_state_dict_positional_arguments_warn():
+    m = torch.nn.Linear(2, 2)
+    dest = {}
+    with pytest.warns(FutureWarning, match="Positional args are being deprecated, use kwargs instead"):
+        out = m.state_dict(dest, "lin.")
+    assert out is dest and sorted(dest) == ["lin.bias", "lin.weight"]
+    assert _caught(lambda: m.state_dict(destination={}, prefix="p.")) == []
+
+
+def test_state_dict_positional_as_torch():
+    got = _same_as_torch(lambda mod: mod.nn.Linear(2, 2).state_dict({}, "x."))
+    assert [c for c, _ in got] == ["FutureWarning"]

@@ -2,8 +2,12 @@
 dotted name; loading copies into the existing tensors under no_grad; sparse tensors keep their
 layout."""
 
+from __future__ import annotations
+
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Mapping
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
@@ -28,13 +32,19 @@ class _StateDictMixin:
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
 
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *args: Any, destination: dict[str, Any] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Any]:
         """An ordered dict of parameters and persistent buffers (detached unless keep_vars)."""
-        if args:  # legacy positional (destination, prefix, keep_vars)
-            destination = args[0]
-            if len(args) > 1:
+        if args:  # legacy positional (destination, prefix, keep_vars), deprecated as in torch
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.", FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
                 prefix = args[1]
-            if len(args) > 2:
+            if len(args) > 2 and keep_vars is False:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
@@ -98,7 +108,8 @@ class _StateDictMixin:
                     if name not in self._modules and name not in local:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict``; returns ``(missing_keys,
         unexpected_keys)``; with ``strict`` any mismatch raises RuntimeError."""
         if not isinstance(state_dict, dict):
@@ -134,26 +145,26 @@ class _StateDictMixin:
                 type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
-    def register_state_dict_pre_hook(self, hook):
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, prefix, keep_vars)`` runs before this module's state_dict is built."""
         h = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[h.id] = hook
         return h
 
-    def register_state_dict_post_hook(self, hook):
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata)`` runs after (may edit it)."""
         h = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
 
-    def register_load_state_dict_pre_hook(self, hook):
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` runs before this module's entries are loaded."""
         h = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[h.id] = hook
         return h
 
-    def register_load_state_dict_post_hook(self, hook):
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         h = RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[h.id] = hook
         return h

@@ -6,9 +6,12 @@ Parameters, buffers and submodules live in three ordered dicts filled by ``__set
 backward hooks (``_hooks.py``); state_dict/load_state_dict live in ``_state_dict.py``.
 """
 
+from __future__ import annotations
+
 import itertools
 import warnings
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
@@ -24,7 +27,17 @@ from ._hooks import (
 )
 from ._state_dict import _IncompatibleKeys, _StateDictMixin  # noqa: F401
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..._typing import DeviceLike
+
 __all__ = ["Module", "RemovableHandle"]
+
+
+def _forward_unimplemented(self: Module, *input: Any) -> Any:
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
 def _addindent(s, n):
@@ -46,7 +59,7 @@ class Module(_StateDictMixin):
     training: bool
     call_super_init = False
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
             raise TypeError(
                 f"{type(self).__name__}.__init__() got unexpected arguments {args} {kwargs}")
@@ -68,12 +81,11 @@ class Module(_StateDictMixin):
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
-    def forward(self, *input):
-        raise NotImplementedError(
-            f'Module [{type(self).__name__}] is missing the required "forward" function')
+    # a Callable attribute, as torch's: a subclass's forward may take any (annotated) arguments
+    forward: Callable[..., Any] = _forward_unimplemented
 
     # ---- registration ----
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or ``None``) to the module under ``name``."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -94,7 +106,7 @@ class Module(_StateDictMixin):
         else:
             self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer (state that is not a parameter, e.g. BatchNorm's running_mean)."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
@@ -114,7 +126,7 @@ class Module(_StateDictMixin):
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module (or ``None``) under ``name``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
@@ -130,7 +142,7 @@ class Module(_StateDictMixin):
 
     register_module = add_module
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
         mod = self
         if target == "":
             return mod
@@ -142,14 +154,14 @@ class Module(_StateDictMixin):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if name not in mod._parameters:
             raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
         return mod._parameters[name]
 
-    def get_buffer(self, target):
+    def get_buffer(self, target: str) -> Tensor:
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if name not in mod._buffers:
@@ -157,7 +169,7 @@ class Module(_StateDictMixin):
         return mod._buffers[name]
 
     # ---- attribute routing ----
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         d = self.__dict__
         for key in ("_parameters", "_buffers", "_modules"):
             sub = d.get(key)
@@ -165,7 +177,7 @@ class Module(_StateDictMixin):
                 return sub[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -205,7 +217,7 @@ class Module(_StateDictMixin):
         else:
             object.__setattr__(self, name, value)
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         d = self.__dict__
         if name in d.get("_parameters", ()):
             del self._parameters[name]
@@ -226,7 +238,8 @@ class Module(_StateDictMixin):
         self.__dict__.update(state)
 
     # ---- hooks and __call__ ----
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args) -> None | new args`` (``(module, args, kwargs)`` with_kwargs)."""
         h = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
@@ -236,7 +249,8 @@ class Module(_StateDictMixin):
             self._forward_pre_hooks.move_to_end(h.id, last=False)
         return h
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output) -> None | new output``."""
         h = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
                             self._forward_hooks_always_called)
@@ -249,7 +263,8 @@ class Module(_StateDictMixin):
             self._forward_hooks.move_to_end(h.id, last=False)
         return h
 
-    def register_full_backward_hook(self, hook, prepend=False):
+    def register_full_backward_hook(self, hook: Callable[..., Any],
+                                    prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None | new grad_input``."""
         h = RemovableHandle(self._backward_hooks)
         self._backward_hooks[h.id] = hook
@@ -314,7 +329,7 @@ class Module(_StateDictMixin):
             result, _ = _wrap_tensors(_BackwardHookOut, state, result)
         return result
 
-    __call__ = _call_impl
+    __call__: Callable[..., Any] = _call_impl
 
     # ---- iteration ----
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
@@ -329,38 +344,41 @@ class Module(_StateDictMixin):
                     memo.add(id(v))
                 yield (module_prefix + ("." if module_prefix else "") + k, v)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         for _, m in self.named_children():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         memo = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in memo:
                 memo.add(id(m))
                 yield name, m
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo: set[Module] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if self in memo and remove_duplicate:
@@ -377,7 +395,7 @@ class Module(_StateDictMixin):
     __hash__ = object.__hash__
 
     # ---- modes and gradients ----
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Self:
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -385,21 +403,21 @@ class Module(_StateDictMixin):
             m.train(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Self:
         return self.train(False)
 
-    def compile(self, *args, **kwargs):
+    def compile(self, *args: Any, **kwargs: Any) -> None:
         """torch's in-place ``Module.compile`` (2.2+): sparsetorch runs modules eagerly
         (``torch.compile``'s ``backend="eager"`` semantics), so calls keep running ``forward``
         unchanged; returns None, as torch."""
         return None
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -439,14 +457,14 @@ class Module(_StateDictMixin):
                 self._buffers[key] = fn(buf)
         return self
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[[Module], None]) -> Self:
         """Apply ``fn`` to every submodule (children first) and then to self."""
         for m in self.children():
             m.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Self:
         """``to(device)``, ``to(dtype)``, ``to(tensor)`` or ``to(device, dtype)``; only floating
         point parameters and buffers change dtype, as in torch."""
         device, dtype = _parse_to(args, kwargs)
@@ -461,34 +479,34 @@ class Module(_StateDictMixin):
             return t.to(device) if device is not None else t
         return self._apply(convert)
 
-    def cpu(self):
+    def cpu(self) -> Self:
         return self._apply(lambda t: t.cpu())
 
-    def cuda(self, device=None):
+    def cuda(self, device: DeviceLike | None = None) -> Self:
         return self._apply(lambda t: t.cuda(device))
 
-    def type(self, dst_type):
+    def type(self, dst_type: Any) -> Self:
         return self._apply(lambda t: t.type(dst_type))
 
-    def float(self):
+    def float(self) -> Self:
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
-    def double(self):
+    def double(self) -> Self:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
-    def half(self):
+    def half(self) -> Self:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
-    def bfloat16(self):
+    def bfloat16(self) -> Self:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    def share_memory(self):
+    def share_memory(self) -> Self:
         """Move parameters, their gradients and buffers into shared memory (``share_memory_``)."""
         return self._apply(lambda t: t.share_memory_())
 
     # ---- state_dict ----
     # ---- repr ----
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """Extra information shown inside this module's repr (override in subclasses)."""
         return ""
 
