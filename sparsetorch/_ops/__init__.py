@@ -5,13 +5,19 @@ from .creation import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .conversion import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from ._join import *  # noqa: F401,F403
+from ._slicing import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from ._masked import *  # noqa: F401,F403
+from ._scatter import *  # noqa: F401,F403
+from ._index_ops import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .sparse_core import *  # noqa: F401,F403
 from .sparse_shape import *  # noqa: F401,F403
+from ._sparse_slicing import *  # noqa: F401,F403
 from .sparse_core import _indices, _nnz, _values, dense_dim, sparse_dim  # noqa: F401
 from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torch names)
     array_protocol, index_value, item, payload_numpy, scalar_value, tensor_repr, to_bool,

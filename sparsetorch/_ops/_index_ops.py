@@ -8,7 +8,7 @@ from .. import _dtype as D
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
-from . import sparse_shape as _sps
+from . import _sparse_slicing as _sps
 from ._scatter import _check_bounds, _check_index, gather
 from ._util import check_tensor, inplace_of, norm_dim, with_out
 from .indexing import _value_for

@@ -1,5 +1,6 @@
 """Joining and broadcasting ops of the shape family: cat/stack (and their h/v/d/column forms),
-broadcast_shapes/broadcast_tensors, atleast_{1,2,3}d, meshgrid. Re-exported by :mod:`.shape`.
+broadcast_shapes/broadcast_tensors, atleast_{1,2,3}d, meshgrid; and the sparse entries of
+cat/stack (COO and CSR blocks, joined values).
 
 ``cat`` takes any number of tensors, so its op is declared per arity (cached); the kernels are
 keyed by the layout shared by all inputs, so a sparse layout is one more entry in ``_CAT_KERNELS``.
@@ -11,7 +12,10 @@ from .. import _dtype as D
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
-from . import sparse_shape as _sps
+from .sparse_core import to_sparse_coo, to_sparse_csr
+from .sparse_shape import (
+    _be, _coo, _csr, _prep, _unsupported, _vals, coo_unsqueeze, csr_unsqueeze,
+)
 from ._util import check_tensor, norm_dim, with_out
 from .shape import expand, reshape, unsqueeze
 
@@ -19,6 +23,125 @@ __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat",
     "column_stack", "concat", "concatenate", "dstack", "hstack", "meshgrid", "stack", "vstack",
 ]
+
+
+# ---- sparse cat / stack (kernel-table entries: the values are joined by cat itself) ----
+
+def _joined_dtype(tensors):
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dt:
+            dt = D.promote_types(dt, t.dtype)
+    return dt
+
+
+def _vals_as(t, dt):
+    v = _vals(t)
+    return v if v.dtype is dt else v.to(dt)
+
+
+def coo_cat(*args):
+    *ts, dim, sizes = args
+    ts = [_prep(t) for t in ts]
+    p0 = ts[0]._data
+    sd, dd = p0.indices.shape[0], p0.values.ndim - 1
+    for i, t in enumerate(ts):
+        q = t._data
+        if t.layout is not sparse_coo or q.indices.shape[0] != sd or q.values.ndim - 1 != dd:
+            raise RuntimeError(
+                f"cat(): all tensors must have the same sparse_dim and dense_dim: {sd}, {dd}, but "
+                f"tensor at position {i} has {q.indices.shape[0]}, {q.values.ndim - 1}."
+            )
+    dt = _joined_dtype(ts)
+    xp = _be(ts[0]).xp
+    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
+    if dim < sd:  # shift the coordinates of each block along dim
+        parts = []
+        off = 0
+        for t, s in zip(ts, sizes):
+            idx = t._data.indices
+            if off:
+                idx = idx.copy()
+                idx[dim] += off
+            parts.append(idx)
+            off += s
+        v = cat([_vals_as(t, dt) for t in ts], 0)
+        coalesced = dim == 0 and all(t._data.coalesced for t in ts)
+        return _coo(ts[0], xp.concatenate(parts, axis=1), v, shape, coalesced)
+    # along a dense dim: each block's values padded with zeros; shared coordinates then sum
+    ax = dim - sd + 1
+    total = sum(sizes)
+    vs = []
+    off = 0
+    for t, s in zip(ts, sizes):
+        v = _vals_as(t, dt)
+        pad = []
+        if off:
+            pad.append(v.new_zeros(v.shape[:ax] + (off,) + v.shape[ax + 1:]))
+        pad.append(v)
+        if total - off - s:
+            pad.append(v.new_zeros(v.shape[:ax] + (total - off - s,) + v.shape[ax + 1:]))
+        vs.append(cat(pad, ax) if len(pad) > 1 else v)
+        off += s
+    idx = xp.concatenate([t._data.indices for t in ts], axis=1)
+    return _coo(ts[0], idx, cat(vs, 0), shape, len(ts) == 1 and p0.coalesced)
+
+
+def csr_cat(*args):
+    *ts, dim, sizes = args
+    p0 = ts[0]._data
+    if any(t._data.crow.ndim != p0.crow.ndim for t in ts):
+        raise RuntimeError("cat(): CSR tensors must all be 2-D or all batched (3-D)")
+    dt = _joined_dtype(ts)
+    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
+    xp = _be(ts[0]).xp
+    if p0.crow.ndim == 1 and dim == 0:  # stack the rows: offset crow by the nnz before
+        idt = p0.crow.dtype
+        crows = [p0.crow]
+        off = int(p0.crow[-1])
+        for t in ts[1:]:
+            c = t._data.crow
+            crows.append(c[1:].astype(idt) + off)
+            off += int(c[-1])
+        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
+        v = cat([_vals_as(t, dt) for t in ts], 0)
+        return _csr(ts[0], xp.concatenate(crows), col, v, shape)
+    if p0.crow.ndim == 2 and dim == 0 and len({t._data.nnz for t in ts}) == 1:
+        idt = p0.crow.dtype
+        crow = xp.concatenate([t._data.crow.astype(idt, copy=False) for t in ts])
+        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
+        return _csr(ts[0], crow, col, cat([_vals_as(t, dt) for t in ts], 0), shape)
+    # along columns (or batched): COO cat, then a counting sort by row
+    r = coo_cat(*[to_sparse_coo(t) for t in ts], dim, sizes)
+    return to_sparse_csr(r)
+
+
+def coo_stack(*args):
+    *ts, dim = args
+    return cat([coo_unsqueeze(t, dim) for t in ts], dim)
+
+
+def csr_stack(*args):
+    *ts, dim = args
+    if dim != 0 or any(t._data.crow.ndim != 1 for t in ts):
+        raise _unsupported(f"stack(dim={dim})", ts[0], " (CSR stacks 2-D tensors along dim 0)")
+    nnz = [t._data.nnz for t in ts]
+    if len(set(nnz)) != 1:
+        raise RuntimeError(
+            f"stack(): a batched CSR tensor needs the same number of specified elements in every "
+            f"batch, but the tensors have {nnz}; stack their .to_sparse_coo() forms instead"
+        )
+    return csr_cat(*[csr_unsqueeze(t, 0) for t in ts], 0, tuple(1 for _ in ts))
+
+
+def joining_error(tensors, fname):
+    """The error for joining tensors of different layouts (mixed sparse/dense, COO/CSR)."""
+    lays = [t.layout.name for t in tensors]
+    return RuntimeError(
+        f"{fname}(): expected all tensors to have the same layout, but got {lays}. Convert them "
+        "first: .to_dense() for a dense result, .to_sparse() (or .to_sparse_coo()) for a sparse "
+        "one."
+    )
 
 
 # ---- cat ----
@@ -33,10 +156,10 @@ def _stack_strided(be, *args):
     return be.xp.stack(arrays, axis=dim)
 
 
-_CAT_KERNELS = {strided: _cat_strided, sparse_coo: composite(_sps.coo_cat),
-                sparse_csr: composite(_sps.csr_cat)}
-_STACK_KERNELS = {strided: _stack_strided, sparse_coo: composite(_sps.coo_stack),
-                  sparse_csr: composite(_sps.csr_stack)}
+_CAT_KERNELS = {strided: _cat_strided, sparse_coo: composite(coo_cat),
+                sparse_csr: composite(csr_cat)}
+_STACK_KERNELS = {strided: _stack_strided, sparse_coo: composite(coo_stack),
+                  sparse_csr: composite(csr_stack)}
 _ops_by_arity = {}
 
 
@@ -127,7 +250,7 @@ def cat(tensors, dim=0, *, out=None):
         r = call(_joining_op("cat", len(ts)), ts, (d, sizes), dt, dt)
     except NotImplementedError:
         if len({t.layout for t in ts}) > 1:  # mixed layouts: say so, with the conversions
-            raise _sps.joining_error(ts, "cat") from None
+            raise joining_error(ts, "cat") from None
         raise
     return with_out(r, out, "cat")
 
@@ -167,7 +290,7 @@ def stack(tensors, dim=0, *, out=None):
         r = call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt, dt)
     except NotImplementedError:
         if len({t.layout for t in tensors}) > 1:
-            raise _sps.joining_error(tensors, "stack") from None
+            raise joining_error(tensors, "stack") from None
         raise
     return with_out(r, out, "stack")
 

@@ -16,9 +16,7 @@ from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
 )
 
 __all__ = [
-    "gather", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
-    "index_select", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-    "scatter_reduce_", "take", "take_along_dim",
+    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
 ]
 
 S2 = (strided, strided)
@@ -281,17 +279,3 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 scatter_ = inplace_of(scatter)
 scatter_add_ = inplace_of(scatter_add)
 scatter_reduce_ = inplace_of(scatter_reduce)
-
-
-# the rest of the family lives in private modules (they import helpers from this one)
-from ._index_ops import (
-    index_add,
-    index_add_,
-    index_copy,
-    index_copy_,
-    index_fill,
-    index_fill_,
-    index_select,
-    take,
-    take_along_dim,
-)

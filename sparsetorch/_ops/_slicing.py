@@ -9,7 +9,7 @@ from .. import _dtype as D
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
-from . import sparse_shape as _sps
+from . import _sparse_slicing as _sps
 from ._util import check_tensor, norm_dim
 from .shape import _ints, reshape, unsqueeze
 
@@ -285,7 +285,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     ``repeat_interleave(repeats)`` with a 1-D count tensor returns the repeated indices.
     """
     from .creation import arange
-    from .indexing import index_select
+    from ._index_ops import index_select
 
     check_tensor(input, "repeat_interleave")
     if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1 repeated

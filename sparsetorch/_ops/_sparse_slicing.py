@@ -1,8 +1,9 @@
-"""Slicing ops on sparse tensors (re-exported by :mod:`.sparse_shape`): narrow, select,
-index_select, ``x[key]``, and the in-place ``sparse_resize_`` / ``sparse_resize_and_clear_``.
+"""Slicing ops on sparse tensors: narrow, select, index_select (the sparse entries of those
+ops, in ``_slicing.py`` and ``_index_ops.py``), ``x[key]`` (``indexing.py``), and the in-place ``sparse_resize_`` / ``sparse_resize_and_clear_``.
 
 Slicing keeps a subset of the stored entries (``src``, from ``sparse/_structure.py``) and gathers
-their values differentiably, so gradients are masked to the input's pattern. Kept entries keep
+their values differentiably (the dense steps of ``x[key]`` by Tensor methods: those ops are declared
+above this module), so gradients are masked to the input's pattern. Kept entries keep
 their order, so a coalesced input gives a coalesced result (index_select: when the index is
 increasing). A CSR row range is a slice of ``crow`` sharing the column and value buffers.
 """
@@ -16,7 +17,9 @@ from .._layout import sparse_coo, strided
 from .._tensor import Tensor
 from ..sparse import _structure as K
 from ..sparse._payload import COO
+from ._join import cat
 from ._util import check_tensor
+from .creation import tensor, zeros
 from .sparse_shape import (
     _alias,
     _be,
@@ -25,7 +28,6 @@ from .sparse_shape import (
     _gather,
     _grad_enabled,
     _index_tensor,
-    _o,
     _prep,
     _vals,
     _via_coo,
@@ -173,8 +175,8 @@ def _index_arg(k, x):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 f"are valid indices (got {type(k).__name__})"
             )
-        k = _o().tensor(list(k), dtype=D.int64, device=x.device) if len(k) else \
-            _o().zeros(0, dtype=D.int64, device=x.device)
+        k = tensor(list(k), dtype=D.int64, device=x.device) if len(k) else \
+            zeros(0, dtype=D.int64, device=x.device)
     if k.dtype is D.bool or k.dtype not in _INT_DTYPES or k.ndim != 1 or k.layout is not strided:
         raise NotImplementedError(
             f"indexing a {x.layout.name} tensor supports ints, slices, None, ... and one 1-D "
@@ -220,20 +222,19 @@ def sparse_getitem(x, key):
         )
     if used > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    o = _o()
     t = x
     d = 0
     for kind, k in items:
         if kind == "e":
             d += x.ndim - used
         elif kind == "n":
-            t = o.unsqueeze(t, d)
+            t = t.unsqueeze(d)
             d += 1
         elif kind == "i":
             size = t.shape[d]
             if not -size <= k < size:
                 raise IndexError(f"index {k} is out of bounds for dimension {d} with size {size}")
-            t = o.select(t, d, k % size)
+            t = t.select(d, k % size)
         elif kind == "s":
             if k.step is not None and k.step <= 0:
                 raise ValueError(
@@ -242,11 +243,11 @@ def sparse_getitem(x, key):
             start, stop, step = k.indices(t.shape[d])
             if step == 1:
                 if (start, stop) != (0, t.shape[d]):
-                    t = o.narrow(t, d, start, max(stop - start, 0))
+                    t = t.narrow(d, start, max(stop - start, 0))
             else:
                 xp = _be(x).xp
                 ix = _index_tensor(xp.arange(start, stop, step, dtype=xp.int64), x)
-                t = o.index_select(t, d, ix)
+                t = t.index_select(d, ix)
             d += 1
         else:
             size = t.shape[d]
@@ -256,7 +257,7 @@ def sparse_getitem(x, key):
                 raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
             if ix.size and int(ix.min()) < 0:
                 ix = ix % size
-            t = o.index_select(t, d, _index_tensor(ix, x))
+            t = t.index_select(d, _index_tensor(ix, x))
             d += 1
     return _alias(t) if t is x else t
 
@@ -319,7 +320,7 @@ def sparse_resize_(input, size, sparse_dim, dense_dim):
     xp = _be(input).xp
     if p.nnz == 0:
         idx = xp.zeros((sparse_dim, 0), dtype=xp.int64)
-        v = _o().zeros((0,) + size[sparse_dim:], dtype=input.dtype, device=input.device)
+        v = zeros((0,) + size[sparse_dim:], dtype=input.dtype, device=input.device)
         return _resize_into(input, lambda x: _coo(x, idx, v, size, True), "sparse_resize_")
     sd, dd = p.sparse_dim, p.dense_dim
     for what, a, b in (("sparse", sd, sparse_dim), ("dense", dd, dense_dim)):
@@ -346,11 +347,10 @@ def sparse_resize_(input, size, sparse_dim, dense_dim):
 
 
 def _pad_vals(v, pad):
-    o = _o()
     for ax, (_, extra) in enumerate(pad):
         if extra:
             z = v.new_zeros(tuple(v.shape[:ax]) + (extra,) + tuple(v.shape[ax + 1:]))
-            v = o.cat([v, z], ax)
+            v = cat([v, z], ax)
     return v
 
 

@@ -20,14 +20,10 @@ from .._tensor import Tensor
 from .._xpcompat import assign
 from ..autograd.grad_mode import GRAD_ENABLED
 from ._util import check_tensor, inplace_of
-from .sparse_shape import sparse_getitem
+from ._sparse_slicing import sparse_getitem
 
 __all__ = [
-    "argwhere", "gather", "getitem", "index_add", "index_add_", "index_copy", "index_copy_",
-    "index_fill", "index_fill_", "index_put", "index_put_", "index_select", "masked_fill",
-    "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select", "nonzero", "scatter",
-    "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "setitem",
-    "take", "take_along_dim",
+    "getitem", "index_put", "index_put_", "setitem",
 ]
 
 S = (strided,)
@@ -410,33 +406,3 @@ def index_put(input, indices, values, accumulate=False):
 
 
 index_put_ = inplace_of(index_put)
-
-
-# the rest of the family lives in private modules (they import helpers from this one)
-from ._masked import (
-    argwhere,
-    masked_fill,
-    masked_fill_,
-    masked_scatter,
-    masked_scatter_,
-    masked_select,
-    nonzero,
-)
-from ._scatter import (
-    gather,
-    index_add,
-    index_add_,
-    index_copy,
-    index_copy_,
-    index_fill,
-    index_fill_,
-    index_select,
-    scatter,
-    scatter_,
-    scatter_add,
-    scatter_add_,
-    scatter_reduce,
-    scatter_reduce_,
-    take,
-    take_along_dim,
-)

@@ -17,7 +17,7 @@ from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
 from . import pointwise as _pw
-from . import shape as _shape
+from . import _join
 from .sparse_values import values_kernels
 from ._util import check_tensor, norm_dim
 
@@ -257,7 +257,7 @@ def dsplit(input, indices_or_sections):
 
 def row_stack(tensors, *, out=None):
     """Alias of :func:`vstack`."""
-    return _shape.vstack(tensors, out=out)
+    return _join.vstack(tensors, out=out)
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -304,9 +304,9 @@ def block_diag(*tensors):
         r, c = m.shape
         parts = [zeros(r, at, dtype=dt, device=dev), m.to(dt),
                  zeros(r, cols - at - c, dtype=dt, device=dev)]
-        rows.append(_shape.cat(parts, 1))
+        rows.append(_join.cat(parts, 1))
         at += c
-    return _shape.cat(rows, 0)
+    return _join.cat(rows, 0)
 
 
 def cartesian_prod(*tensors):
@@ -317,8 +317,8 @@ def cartesian_prod(*tensors):
             raise RuntimeError("Expect a 1D vector, but got shape " + str(list(t.shape)))
     if len(tensors) == 1:
         return tensors[0]
-    grids = _shape.meshgrid(*tensors, indexing="ij")
-    return _shape.stack([g.reshape(-1) for g in grids], 1)
+    grids = _join.meshgrid(*tensors, indexing="ij")
+    return _join.stack([g.reshape(-1) for g in grids], 1)
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -364,7 +364,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     parts.append(input)
     if append is not None:
         parts.append(append)
-    x = _shape.cat(parts, d) if len(parts) > 1 else input
+    x = _join.cat(parts, d) if len(parts) > 1 else input
     is_bool = x.dtype is D.bool
     for _ in range(n):
         m = x.shape[d]

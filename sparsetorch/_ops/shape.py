@@ -21,13 +21,10 @@ from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, norm_dims
 
 __all__ = [
-    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
-    "broadcast_to", "cat", "chunk", "column_stack", "concat", "concatenate", "data_ptr", "dstack",
-    "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "is_contiguous",
-    "meshgrid", "moveaxis", "movedim", "narrow", "permute", "ravel", "repeat", "repeat_interleave",
-    "reshape", "reshape_as", "roll", "select", "split", "squeeze", "squeeze_", "stack", "stride",
-    "swapaxes", "swapdims", "t", "t_", "tile", "transpose", "transpose_", "unbind", "unflatten",
-    "unfold", "unsqueeze", "unsqueeze_", "view", "view_as", "vstack",
+    "broadcast_to", "data_ptr", "expand", "expand_as", "flatten", "is_contiguous", "moveaxis",
+    "movedim", "permute", "ravel", "reshape", "reshape_as", "squeeze", "squeeze_", "stride",
+    "swapaxes", "swapdims", "t", "t_", "transpose", "transpose_", "unflatten", "unsqueeze",
+    "unsqueeze_", "view", "view_as",
 ]
 
 S = (strided,)
@@ -513,37 +510,3 @@ def data_ptr(input):
         return 0
     iface = getattr(x, "__cuda_array_interface__", None) or x.__array_interface__
     return iface["data"][0]
-
-
-# the rest of the family lives in private modules (they import helpers from this one)
-from ._join import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    broadcast_shapes,
-    broadcast_tensors,
-    cat,
-    column_stack,
-    concat,
-    concatenate,
-    dstack,
-    hstack,
-    meshgrid,
-    stack,
-    vstack,
-)
-from ._slicing import (
-    chunk,
-    flip,
-    fliplr,
-    flipud,
-    narrow,
-    repeat,
-    repeat_interleave,
-    roll,
-    select,
-    split,
-    tile,
-    unbind,
-    unfold,
-)

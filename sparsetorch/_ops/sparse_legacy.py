@@ -22,7 +22,7 @@ from .creation import arange
 from .legacy import _scalar
 from .linalg import mm
 from .set_ops import unique
-from .shape import cat, stack
+from ._join import cat, stack
 from .sparse_core import coalesce, sparse_coo_tensor, values
 
 __all__ = ["spmm", "smm", "hspmm", "sspaddmm"]

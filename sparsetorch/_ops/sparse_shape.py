@@ -34,22 +34,13 @@ from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse import _structure as K
 from ..sparse._convert import _unravel, linear_index
 from ..sparse._payload import COO, CSR
+from ._util import check_tensor
 from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
 
-__all__ = ["narrow_copy", "sparse_resize_", "sparse_resize_and_clear_"]
+__all__ = ["narrow_copy"]
 
 _grad_enabled = GRAD_ENABLED.get
 S2 = (strided, strided)
-_ops = None  # the _ops package, bound on first use (it imports this module)
-
-
-def _o():
-    global _ops
-    if _ops is None:
-        from .. import _ops as m
-
-        _ops = m
-    return _ops
 
 
 # ---- building results ----
@@ -312,127 +303,6 @@ def csr_reshape(x, shape, in_shape):
     return _via_coo(x, coo_reshape, shape, in_shape)
 
 
-# ---- cat / stack ----
-
-def _joined_dtype(tensors):
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.dtype is not dt:
-            dt = D.promote_types(dt, t.dtype)
-    return dt
-
-
-def _vals_as(t, dt):
-    v = _vals(t)
-    return v if v.dtype is dt else v.to(dt)
-
-
-def coo_cat(*args):
-    *ts, dim, sizes = args
-    ts = [_prep(t) for t in ts]
-    p0 = ts[0]._data
-    sd, dd = p0.indices.shape[0], p0.values.ndim - 1
-    for i, t in enumerate(ts):
-        q = t._data
-        if t.layout is not sparse_coo or q.indices.shape[0] != sd or q.values.ndim - 1 != dd:
-            raise RuntimeError(
-                f"cat(): all tensors must have the same sparse_dim and dense_dim: {sd}, {dd}, but "
-                f"tensor at position {i} has {q.indices.shape[0]}, {q.values.ndim - 1}."
-            )
-    dt = _joined_dtype(ts)
-    xp = _be(ts[0]).xp
-    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
-    o = _o()
-    if dim < sd:  # shift the coordinates of each block along dim
-        parts = []
-        off = 0
-        for t, s in zip(ts, sizes):
-            idx = t._data.indices
-            if off:
-                idx = idx.copy()
-                idx[dim] += off
-            parts.append(idx)
-            off += s
-        v = o.cat([_vals_as(t, dt) for t in ts], 0)
-        coalesced = dim == 0 and all(t._data.coalesced for t in ts)
-        return _coo(ts[0], xp.concatenate(parts, axis=1), v, shape, coalesced)
-    # along a dense dim: each block's values padded with zeros; shared coordinates then sum
-    ax = dim - sd + 1
-    total = sum(sizes)
-    vs = []
-    off = 0
-    for t, s in zip(ts, sizes):
-        v = _vals_as(t, dt)
-        pad = []
-        if off:
-            pad.append(v.new_zeros(v.shape[:ax] + (off,) + v.shape[ax + 1:]))
-        pad.append(v)
-        if total - off - s:
-            pad.append(v.new_zeros(v.shape[:ax] + (total - off - s,) + v.shape[ax + 1:]))
-        vs.append(o.cat(pad, ax) if len(pad) > 1 else v)
-        off += s
-    idx = xp.concatenate([t._data.indices for t in ts], axis=1)
-    return _coo(ts[0], idx, o.cat(vs, 0), shape, len(ts) == 1 and p0.coalesced)
-
-
-def csr_cat(*args):
-    *ts, dim, sizes = args
-    p0 = ts[0]._data
-    if any(t._data.crow.ndim != p0.crow.ndim for t in ts):
-        raise RuntimeError("cat(): CSR tensors must all be 2-D or all batched (3-D)")
-    dt = _joined_dtype(ts)
-    shape = p0.shape[:dim] + (sum(sizes),) + p0.shape[dim + 1:]
-    xp = _be(ts[0]).xp
-    o = _o()
-    if p0.crow.ndim == 1 and dim == 0:  # stack the rows: offset crow by the nnz before
-        idt = p0.crow.dtype
-        crows = [p0.crow]
-        off = int(p0.crow[-1])
-        for t in ts[1:]:
-            c = t._data.crow
-            crows.append(c[1:].astype(idt) + off)
-            off += int(c[-1])
-        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
-        v = o.cat([_vals_as(t, dt) for t in ts], 0)
-        return _csr(ts[0], xp.concatenate(crows), col, v, shape)
-    if p0.crow.ndim == 2 and dim == 0 and len({t._data.nnz for t in ts}) == 1:
-        idt = p0.crow.dtype
-        crow = xp.concatenate([t._data.crow.astype(idt, copy=False) for t in ts])
-        col = xp.concatenate([t._data.col.astype(idt, copy=False) for t in ts])
-        return _csr(ts[0], crow, col, o.cat([_vals_as(t, dt) for t in ts], 0), shape)
-    # along columns (or batched): COO cat, then a counting sort by row
-    r = coo_cat(*[to_sparse_coo(t) for t in ts], dim, sizes)
-    return to_sparse_csr(r)
-
-
-def coo_stack(*args):
-    *ts, dim = args
-    return _o().cat([coo_unsqueeze(t, dim) for t in ts], dim)
-
-
-def csr_stack(*args):
-    *ts, dim = args
-    if dim != 0 or any(t._data.crow.ndim != 1 for t in ts):
-        raise _unsupported(f"stack(dim={dim})", ts[0], " (CSR stacks 2-D tensors along dim 0)")
-    nnz = [t._data.nnz for t in ts]
-    if len(set(nnz)) != 1:
-        raise RuntimeError(
-            f"stack(): a batched CSR tensor needs the same number of specified elements in every "
-            f"batch, but the tensors have {nnz}; stack their .to_sparse_coo() forms instead"
-        )
-    return csr_cat(*[csr_unsqueeze(t, 0) for t in ts], 0, tuple(1 for _ in ts))
-
-
-def joining_error(tensors, fname):
-    """The error for joining tensors of different layouts (mixed sparse/dense, COO/CSR)."""
-    lays = [t.layout.name for t in tensors]
-    return RuntimeError(
-        f"{fname}(): expected all tensors to have the same layout, but got {lays}. Convert them "
-        "first: .to_dense() for a dense result, .to_sparse() (or .to_sparse_coo()) for a sparse "
-        "one."
-    )
-
-
 # ---- clone, narrow_copy ----
 
 def coo_clone(x):
@@ -448,19 +318,5 @@ def csr_clone(x):
 
 def narrow_copy(input, dim, start, length):
     """A copy of ``input.narrow(dim, start, length)`` (dense or sparse)."""
-    o = _o()
-    return o.clone(o.narrow(input, dim, start, length))
-
-
-# the slicing ops live in a private module (it imports the helpers above)
-from ._sparse_slicing import (  # noqa: F401
-    coo_index_select,
-    coo_narrow,
-    coo_select,
-    csr_index_select,
-    csr_narrow,
-    csr_select,
-    sparse_getitem,
-    sparse_resize_,
-    sparse_resize_and_clear_,
-)
+    check_tensor(input, "narrow")
+    return input.narrow(dim, start, length).clone()  # narrow/clone: families above this one

@@ -114,7 +114,7 @@ def cond(A, p=None, *, out=None):
         r = matrix_norm(A, p) * matrix_norm(inv(A), p)
     except LinAlgError:
         if A.ndim > 2:  # torch: inf only for the singular matrices of the batch
-            from .._ops.shape import stack
+            from .._ops._join import stack
 
             flat = A.reshape((-1,) + tuple(A.shape[-2:]))
             r = stack([cond(flat[i], p) for i in range(flat.shape[0])]).reshape(A.shape[:-2])
@@ -177,7 +177,7 @@ def vander(x, *, N=None):
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     from .._ops.creation import ones_like
-    from .._ops.shape import stack
+    from .._ops._join import stack
 
     cols = [ones_like(x)]
     for _ in range(1, n):
