@@ -148,7 +148,7 @@ def _listen():
         def on_end(self, ev):
             pass
 
-    event.install_listener("numba:compile", _Notice())
+    event.register("numba:compile", _Notice())
 
 
 def notice(seconds=None, file=None):

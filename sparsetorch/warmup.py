@@ -1,0 +1,200 @@
+"""Compile sparsetorch's numba kernels ahead, into numba's on-disk cache.
+
+    python -m sparsetorch.warmup                 # every group, float32 and float64
+    python -m sparsetorch.warmup --only embedding optim
+    python -m sparsetorch.warmup --list
+
+The first use of a kernel otherwise compiles it in the middle of a program (about 20 s for all of
+them on a 2-core machine, announced by one line on stderr). The warmup runs each kernel group
+through the public API, so what lands in the cache are exactly the signatures a program uses;
+later processes load them (``sparsetorch._jit`` loads a group's cached kernels in one go).
+Running it again is cheap: it only loads what is cached and reports 0 kernels compiled.
+"""
+
+import argparse
+import sys
+import time
+
+from . import _dtype, _jit, nn, optim
+from . import _ops as st
+from . import sparse as tsparse
+from .autograd.grad_mode import no_grad
+
+__all__ = ["GROUPS", "main", "run"]
+
+_DTYPES = ("float32", "float64")
+
+
+def _coo(n, nnz, dtype, cols=None, seed=0):
+    st.manual_seed(seed)
+    idx = st.stack([st.randint(0, n, (nnz,)), st.randint(0, cols or n, (nnz,))])
+    return st.sparse_coo_tensor(idx, st.randn(nnz, dtype=dtype), (n, cols or n))
+
+
+def _embedding(dtype):
+    ids = st.randint(0, 1000, (4096,))
+    offsets = st.arange(0, 4096, 8)
+    for mode in ("sum", "mean", "max"):
+        for sparse in (True, False):
+            bag = nn.EmbeddingBag(1000, 32, mode=mode, sparse=sparse, dtype=dtype)
+            bag(ids, offsets).sum().backward()
+    bag = nn.EmbeddingBag(1000, 32, mode="sum", sparse=True, dtype=dtype)
+    bag(ids, offsets, per_sample_weights=st.rand(4096, dtype=dtype)).sum().backward()
+    emb = nn.Embedding(1000, 32, sparse=True, dtype=dtype)
+    emb(ids.reshape(64, 64)).sum().backward()
+
+
+def _optim(dtype):
+    makers = ((optim.SparseAdam, (True,), {}), (optim.Adam, (True, False), {}),
+              (optim.Adam, (True, False), {"amsgrad": True}), (optim.Adagrad, (True, False), {}),
+              (optim.RowWiseAdagrad, (True,), {}))
+    for cls, modes, kw in makers:
+        for sparse in modes:
+            emb = nn.Embedding(5000, 32, sparse=sparse, dtype=dtype)
+            opt = cls(emb.parameters(), **kw)
+            for _ in range(2):
+                opt.zero_grad()
+                emb(st.randint(0, 5000, (4096,))).sum().backward()
+                opt.step()
+
+
+def _spmm(dtype):
+    for n, nnz in ((64, 200), (3000, 20000)):  # the serial and the parallel kernels
+        a = _coo(n, nnz, dtype).coalesce().requires_grad_()
+        x = st.randn(n, 16, dtype=dtype, requires_grad=True)
+        tsparse.mm(a, x).sum().backward()
+        c = a.detach().to_sparse_csr()
+        (c @ x).sum().backward()
+        u = _coo(n, nnz, dtype, seed=1).requires_grad_()  # uncoalesced
+        tsparse.mm(u, x).sum().backward()
+
+
+def _spgemm(dtype):
+    for n, nnz in ((64, 200), (3000, 20000)):
+        a, b = _coo(n, nnz, dtype), _coo(n, nnz, dtype, seed=1)
+        tsparse.mm(a, b)
+        a.to_sparse_csr() @ b.to_sparse_csr()
+
+
+def _rowsort(dtype):
+    for nnz in (200, 1 << 17):
+        _coo(3000, nnz, dtype).coalesce()
+        st.manual_seed(2)
+        idx = st.randint(0, 3000, (1, nnz))
+        st.sparse_coo_tensor(idx, st.randn(nnz, 16, dtype=dtype), (3000, 16)).coalesce()
+
+
+def _merge(dtype):
+    for nnz in (200, 20000):
+        a, b = _coo(3000, nnz, dtype).coalesce(), _coo(3000, nnz, dtype, seed=1).coalesce()
+        a + b
+        a.to_sparse_csr() + b.to_sparse_csr()
+        a * b
+
+
+def _random(dtype):
+    with no_grad():
+        st.empty(1 << 17, dtype=dtype).normal_()
+        st.randn(1 << 17, dtype=dtype)
+        st.rand(1 << 17, dtype=dtype)
+    st.randperm(1 << 17)
+
+
+GROUPS = {  # name -> (what it compiles, the workload that reaches it)
+    "embedding": ("Embedding / EmbeddingBag forward and backward", _embedding),
+    "optim": ("SparseAdam, Adam, Adagrad, RowWiseAdagrad row updates", _optim),
+    "spmm": ("sparse @ dense, its gradients, SDDMM", _spmm),
+    "spgemm": ("sparse @ sparse", _spgemm),
+    "rowsort": ("coalesce (scalar and hybrid values)", _rowsort),
+    "merge": ("sparse + sparse, sparse * sparse", _merge),
+    "random": ("normal_, randn, rand, randperm on large tensors", _random),
+}
+
+
+def _counter():
+    """A list whose length counts the numba compiles of sparsetorch kernels from now on."""
+    hits = []
+    try:
+        from numba.core import event
+    except ImportError:
+        return hits, None
+
+    class _Count(event.Listener):
+        def on_start(self, ev):
+            d = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+            mod = getattr(getattr(d, "py_func", None), "__module__", None) or ""
+            if mod.startswith("sparsetorch."):
+                hits.append(mod)
+
+        def on_end(self, ev):
+            pass
+
+    listener = _Count()
+    event.register("numba:compile", listener)
+    return hits, listener
+
+
+def run(groups=None, dtypes=_DTYPES, file=None):
+    """Run the workloads of ``groups`` (all by default) for ``dtypes``; returns
+    ``[(group, dtype, seconds, kernels compiled)]`` and prints one line per row to ``file``."""
+    out = file if file is not None else sys.stdout
+    names = list(GROUPS) if not groups else list(groups)
+    unknown = [g for g in names if g not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown warmup group(s) {unknown}; choose from {list(GROUPS)}")
+    if not _jit.ENABLED[0]:
+        print("sparsetorch.warmup: numba is switched off (SPARSETORCH_NO_NUMBA): nothing to do",
+              file=out)
+        return []
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        print("sparsetorch.warmup: numba is not installed: nothing to compile", file=out)
+        return []
+    old_notice = _jit.NOTICE[0]
+    _jit.NOTICE[0] = False
+    hits, listener = _counter()
+    rows = []
+    t_all = time.perf_counter()
+    try:
+        for g in names:
+            for dt in dtypes:
+                n0 = len(hits)
+                t0 = time.perf_counter()
+                GROUPS[g][1](getattr(_dtype, dt))
+                sec = time.perf_counter() - t0
+                rows.append((g, dt, sec, len(hits) - n0))
+                print(f"  {g:<10} {dt:<8} {sec:6.2f} s  {len(hits) - n0:3d} kernels compiled"
+                      f"  ({GROUPS[g][0]})", file=out, flush=True)
+    finally:
+        _jit.NOTICE[0] = old_notice
+        if listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", listener)
+    total = sum(r[3] for r in rows)
+    print(f"sparsetorch.warmup: {total} kernel signatures compiled into numba's cache, "
+          f"{time.perf_counter() - t_all:.1f} s in all", file=out)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m sparsetorch.warmup",
+                                 description="Compile sparsetorch's numba kernels into numba's "
+                                             "on-disk cache, so no program pauses to compile.")
+    ap.add_argument("--only", nargs="+", metavar="GROUP", choices=list(GROUPS),
+                    help="only these kernel groups (default: all)")
+    ap.add_argument("--dtype", nargs="+", choices=list(_DTYPES), default=list(_DTYPES),
+                    help="value dtypes to compile for (default: float32 float64)")
+    ap.add_argument("--list", action="store_true", help="list the groups and exit")
+    a = ap.parse_args(argv)
+    if a.list:
+        for g, (what, _) in GROUPS.items():
+            print(f"{g:<10} {what}")
+        return 0
+    run(a.only, a.dtype)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""sparsetorch._jit: the one numba switch, the build-once kernel cache, the compile notice, the
+thread policy (free cores, work size)."""
+
+import io
+
+import pytest
+
+from sparsetorch import _jit
+from sparsetorch.nn._kernels import embedding as emb_kernels
+from sparsetorch.sparse import _spmm, _threads
+
+
+def test_one_switch_shared_by_every_user():
+    assert _spmm._ENABLED is _jit.ENABLED
+    assert _spmm.use_numba is _jit.use_numba
+    assert _threads.limit is _jit.limit and _threads.PAR_MIN_WORK == _jit.PAR_MIN_WORK
+    calls = []
+    old = _jit.use_numba(False)
+    try:
+        assert _jit.kernels("test-off", lambda: calls.append(1) or (1,)) is None
+        assert calls == []  # switched off: nothing is built
+    finally:
+        assert _jit.use_numba(old) is False
+
+
+def test_kernels_built_once_per_process():
+    calls = []
+
+    def build():
+        calls.append(1)
+        return ("k",)
+
+    if not _jit.ENABLED[0]:
+        pytest.skip("numba switched off by SPARSETORCH_NO_NUMBA")
+    pytest.importorskip("numba")
+    a = _jit.kernels("test-once", build)
+    b = _jit.kernels("test-once", build)
+    assert a == ("k",) and b is a and calls == [1]
+    assert _jit.kernels("test-fails", lambda: False) is None  # a builder without numba
+    assert _jit.built()["test-fails"] is False
+
+
+def test_dispatchers_found_through_python_wrappers():
+    pytest.importorskip("numba")
+    from sparsetorch._backend import CPU
+
+    k = emb_kernels.kernels(CPU)
+    if k is None:
+        pytest.skip("numba switched off")
+    names = {d.py_func.__name__ for d in _jit.dispatchers(k)}
+    # bag_grad is a Python function choosing between kernels it holds in its closure
+    assert {"bag_sum", "bag_max", "unique_mark", "bag_grad_rows"} <= names
+    assert _jit.preload(k) == 0  # everything cached is loaded already when the group is built
+
+
+def test_notice_printed_once(monkeypatch):
+    monkeypatch.setattr(_jit, "_NOTICED", [False])
+    monkeypatch.setattr(_jit, "NOTICE", [True])
+    buf = io.StringIO()
+    assert _jit.notice(3.4, file=buf) is True
+    assert _jit.notice(3.4, file=buf) is False
+    lines = buf.getvalue().splitlines()
+    assert lines == ["sparsetorch: compiling sparse kernels once (~3 s); "
+                     "`python -m sparsetorch.warmup` does it ahead"]
+    monkeypatch.setattr(_jit, "_NOTICED", [False])
+    monkeypatch.setattr(_jit, "NOTICE", [False])  # the warmup reports by itself
+    assert _jit.notice(1, file=buf) is False
+
+
+def test_first_compile_of_a_sparsetorch_kernel_announces_itself(monkeypatch, capsys):
+    numba = pytest.importorskip("numba")
+    if not _jit.ENABLED[0]:
+        pytest.skip("numba switched off")
+    monkeypatch.setattr(_jit, "_NOTICED", [False])
+    monkeypatch.setattr(_jit, "NOTICE", [True])
+    g = {"__name__": "sparsetorch._test_fake_kernels", "numba": numba}  # "our" kernels, uncached
+    exec("def build():\n"
+         "    def twice(x):\n        return 2 * x\n"
+         "    def thrice(x):\n        return 3 * x\n"
+         "    return numba.njit(twice), numba.njit(thrice)\n", g)
+    k = _jit.kernels("test-notice", g["build"], estimate=2.0)
+    assert k[0](2) == 4 and k[1](2) == 6 and k[0](2.5) == 5.0  # three compiles
+    err = capsys.readouterr().err
+    assert err.count("sparsetorch: compiling sparse kernels once (~2 s)") == 1
+
+    @numba.njit
+    def not_ours(x):  # a user's own kernel compiles silently
+        return x + 1
+
+    monkeypatch.setattr(_jit, "_NOTICED", [False])
+    assert not_ours(1) == 2
+    assert "compiling" not in capsys.readouterr().err
+
+
+def test_thread_count_from_work_and_free_cores(monkeypatch):
+    monkeypatch.setattr(_jit, "_FREE", [float("inf"), 2])  # a sample that does not expire
+    small = _jit.PAR_MIN_WORK - 1
+    assert _jit.thread_count(small, 8) == 1
+    assert _jit.thread_count(_jit.PAR_MIN_WORK, 8) == 2  # two per PAR_MIN_WORK at most
+    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 8) == 2  # capped by the free cores
+    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 1) == 1  # capped by numba's setting
+    monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])  # every core busy beside us
+    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 8) == 1
+
+
+def test_free_cores_sampled_at_most_every_ttl(monkeypatch):
+    calls = []
+
+    def sample():
+        calls.append(1)
+        return 1
+
+    monkeypatch.setattr(_jit, "_FREE", [-1.0, 1])
+    monkeypatch.setattr(_jit, "_sample_free", sample)
+    assert _jit.free_cores() == 1 and _jit.free_cores() == 1
+    assert calls == [1]
+
+
+def test_sample_free_within_affinity():
+    n = _jit._sample_free()
+    assert isinstance(n, int) and 1 <= n <= _jit._cores()
+    assert _jit._own_running() >= 1  # the caller itself is running
+
+
+def test_limit_sets_and_restores_numba_threads(monkeypatch):
+    numba = pytest.importorskip("numba")
+    before = numba.get_num_threads()
+    monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])
+    with _jit.limit(100 * _jit.PAR_MIN_WORK) as n:
+        assert n == 1 and numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    monkeypatch.setattr(_jit, "_FREE", [float("inf"), 64])
+    with _jit.limit(100 * _jit.PAR_MIN_WORK) as n:
+        assert n == min(before, 64, 101) == numba.get_num_threads()
+    with _jit.limit(10) as n:
+        assert n == 1 == numba.get_num_threads()
+    assert numba.get_num_threads() == before
