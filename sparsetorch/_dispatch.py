@@ -10,13 +10,19 @@ checks, the all-strided kernel cached on the op object, outputs built with ``obj
 import inspect
 
 from . import _dtype as D
-from ._backend import CPU, get_backend, writeable
+from ._backend import CPU, get_backend
 from ._device import CPU as CPU_DEVICE
 from ._layout import layout, sparse_coo, sparse_csr, strided
-from ._tensor import Tensor, wrap
+from ._tensor import Tensor, cast_payload, wrap
 from .autograd.grad_mode import GRAD_ENABLED
-from .autograd.graph import AccumulateGrad, Node
 from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
+# the tape's bookkeeping lives in autograd/_tape.py (floor 4); these names stay importable from
+# here for the op modules and libraries that use them
+from .autograd._tape import (  # noqa: F401
+    RELEASED_MESSAGE, OpNode, SavedResult, SavedTensor, _NO_EDGE, assign_into, bump_version,
+    check_inplace_allowed, edge, grad_accumulator, link_view, rebase_history, snapshot,
+    take_history, unpack_saved, view_info,
+)
 
 __all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
 
@@ -83,45 +89,6 @@ def missing_kernel_message(op, key):
     )
 
 
-class OpNode(Node):
-    """Backward node of a table op: applies the op's formulas to the incoming gradient."""
-
-    __slots__ = ("needs", "saved", "meta")
-    op = None
-
-    def apply(self, grad_outputs):
-        if self._released:
-            raise RuntimeError(RELEASED_MESSAGE)
-        env = unpack_saved(self) if self.saved else {}
-        grad = grad_outputs[0]
-        # torch's complex convention: a formula written as for real inputs (grad * f'(z)) gives
-        # dL/dz* as conj(f(conj(grad))) = grad * conj(f'(z)); see defop's ``holomorphic``
-        flip = self.op.holomorphic and grad is not None and grad.dtype.is_complex
-        env["grad"] = grad.conj() if flip else grad
-        out = []
-        for need, (f, names) in zip(self.needs, self.op.formulas):
-            if need:
-                g = f(*[env[n] for n in names])
-                out.append(g.conj() if flip and isinstance(g, Tensor) else g)
-            else:
-                out.append(None)
-        return out
-
-    def release(self):
-        # a node that saved nothing (a cast, an addition) runs again, as in torch: autocast's
-        # cached weight casts are backpropagated through once per iteration of a region
-        self._released = bool(self.saved)
-        self.saved = None
-
-
-RELEASED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you "
-    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
-    "through the graph a second time or if you need to access saved tensors after calling backward."
-)
-
-
 def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
@@ -174,17 +141,6 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     op.saves = tuple(frozenset(n for n in names if n != "grad") for _, names in formulas)
     op.node_cls = type(_camel(name) + "Backward0", (OpNode,), {"__slots__": (), "op": op})
     return op
-
-
-# ---- payloads ----
-
-def cast_payload(t, dt):
-    """The payload of tensor ``t`` in dtype ``dt`` (no copy when it already is)."""
-    if t.dtype is dt:
-        return t._data
-    if t.layout is strided:
-        return t._data.astype(dt.np)
-    return t._data.astype(dt)  # sparse payloads implement astype(dtype)
 
 
 # ---- the generic call path ----
@@ -348,25 +304,6 @@ def register_payload(cls, lay):
 
 # ---- recording the graph ----
 
-def edge(t):
-    """(node, input_nr) that the gradient of tensor ``t`` flows into."""
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._extra.get("output_nr", 0) if t._extra else 0)
-    if t._rg:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
-
-
-def grad_accumulator(t):
-    ex = t._extra
-    if ex is None:
-        ex = t._extra = {}
-    acc = ex.get("acc")
-    if acc is None:
-        acc = ex["acc"] = AccumulateGrad(t)
-    return acc
-
-
 def record(op, result, inputs, params):
     """Attach a backward node for ``op`` to ``result`` if some input needs a gradient."""
     rdt = result.dtype
@@ -423,94 +360,18 @@ def record(op, result, inputs, params):
     result.grad_fn = node
 
 
-_NO_EDGE = (None, 0)
-
-
-class SavedTensor:
-    """An input saved for backward, with the version it had (in-place changes are detected)."""
-
-    __slots__ = ("tensor", "version")
-
-    def __init__(self, t):
-        self.tensor = t
-        self.version = t._vc[0] if t._vc else 0
-
-    def unpack(self, node):
-        t = self.tensor
-        v = t._vc[0] if t._vc else 0
-        if v != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.dtype.name} tensor of shape {list(t.shape)}], which is "
-                f"used by {node.name()}; is at version {v}; expected version {self.version} "
-                "instead. Hint: use .clone() before the in-place op, or avoid the in-place op."
-            )
-        return t
-
-
-class SavedResult:
-    """An op's output saved by its own node; unpacked as a tensor whose grad_fn is that node."""
-
-    __slots__ = ("data", "dtype", "device", "layout", "vc", "version")
-
-    def __init__(self, t):
-        self.data = t._data
-        self.dtype = t.dtype
-        self.device = t.device
-        self.layout = t.layout
-        if t._vc is None:
-            t._vc = [0]
-        self.vc = t._vc
-        self.version = t._vc[0]
-
-    def unpack(self, node):
-        if self.vc[0] != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: the output of {node.name()} is at version {self.vc[0]}; "
-                f"expected version {self.version} instead. Hint: use .clone() before the in-place op."
-            )
-        t = wrap(self.data, self.dtype, self.device, self.layout)
-        t._rg = True
-        t.grad_fn = node
-        return t
-
-
-def unpack_saved(node):
-    env = {}
-    for k, v in node.saved.items():
-        env[k] = v.unpack(node) if v.__class__ is SavedTensor or v.__class__ is SavedResult else v
-    return env
-
-
 # ---- views ----
 
 def make_view(result, base, op, params):
-    """Link a view op's result to its base: shared version counter, and a view_fn for rebasing."""
-    if base._vc is None:
-        base._vc = [0]
-    result._vc = base._vc
-    bex = base._extra
-    root = bex.get("base") if bex else None
-
+    """Link a view op's result to its base (``_tape.link_view``), with a view_fn that replays
+    the op for rebasing."""
     # a view that changes the dtype (view_as_real, real, imag) replays with its result dtype
     out_dt = result.dtype if result.dtype is not base.dtype else None
 
     def this_fn(t, _op=op, _params=params, _dt=out_dt):
         return call(_op, (t,), _params, _dt)
 
-    if root is None:
-        result._extra = {"base": base, "view_fn": this_fn}
-    else:
-        parent_fn = bex["view_fn"]
-        result._extra = {"base": root, "view_fn": lambda t: this_fn(parent_fn(t))}
-
-
-def view_info(t):
-    ex = t._extra
-    if ex is None:
-        return None, None
-    return ex.get("base"), ex.get("view_fn")
+    link_view(result, base, this_fn)
 
 
 # ---- derived variants: in-place and out= ----
@@ -531,108 +392,6 @@ def inplace(fn, self, args, kwargs=None, name=None):
     if recording and r.grad_fn is not None:
         rebase_history(self, r)
     return self
-
-
-def check_inplace_allowed(t, name):
-    if t._rg and t.grad_fn is None:
-        raise RuntimeError(
-            f"{name}(): a leaf Variable that requires grad is being used in an in-place operation. "
-            "Wrap it in `with torch.no_grad():` (e.g. for a parameter update), or clone it first."
-        )
-    base, _ = view_info(t)
-    if base is not None and t._extra.get("custom_view"):  # set by autograd.Function outputs
-        raise RuntimeError(f"{name}(): {t._extra['custom_view']}")
-    if base is not None and base._rg and base.grad_fn is None:
-        raise RuntimeError(
-            f"{name}(): a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation. Wrap it in `with torch.no_grad():` or clone the leaf first."
-        )
-
-
-def snapshot(t):
-    """A tensor with ``t``'s autograd identity but a private copy of its data.
-
-    The in-place op's node may save its ``self`` input; the snapshot keeps that saved value
-    intact after the payload of ``t`` is overwritten.
-    """
-    s = wrap(t._data.copy(), t.dtype, t.device, t.layout)
-    s._rg = t._rg
-    s.grad_fn = t.grad_fn
-    if t._extra:
-        s._extra = {k: v for k, v in t._extra.items() if k in ("acc", "output_nr")}
-    return s
-
-
-def assign_into(self, r, name):
-    if self.layout is not r.layout:
-        raise RuntimeError(
-            f"{name}(): the result has layout {r.layout.name} but self has layout "
-            f"{self.layout.name}; use the out-of-place op instead."
-        )
-    if tuple(r.shape) != tuple(self.shape):
-        raise RuntimeError(
-            f"{name}(): output with shape {list(self.shape)} doesn't match the broadcast shape "
-            f"{list(r.shape)}"
-        )
-    if r.dtype is not self.dtype and not D.can_cast(r.dtype, self.dtype):
-        raise RuntimeError(
-            f"{name}(): result type {r.dtype.name} can't be cast to the desired output type "
-            f"{self.dtype.name}"
-        )
-    if self.layout is strided:
-        be = get_backend(self.device)
-        try:
-            if not be.on_host and not writeable(self._data):
-                raise ValueError("expanded view")  # CuPy has no read-only flag to raise for us
-            be.xp.copyto(self._data, r._data, casting="unsafe")
-        except ValueError:  # read-only payload: an expanded view (its elements share memory)
-            raise RuntimeError(
-                f"{name}(): unsupported operation: more than one element of the written-to tensor "
-                "refers to a single memory location. Please clone() the tensor before performing "
-                "the operation."
-            ) from None
-    else:
-        self._data = cast_payload(r, self.dtype)
-    bump_version(self)
-
-
-def bump_version(t):
-    if t._vc is None:
-        t._vc = [1]
-    else:
-        t._vc[0] += 1
-
-
-def rebase_history(self, r):
-    """After ``self`` was overwritten by ``r``, make ``self``'s graph history that of ``r``."""
-    base, view_fn = view_info(self)
-    if base is None:
-        take_history(self, r)
-        return
-    # In-place on a view: the base changed too (PyTorch's CopySlices).
-    from ._ops.autograd_ops import copy_slices
-
-    new_base = copy_slices(base, r, view_fn)
-    take_history(base, new_base)
-    take_history(self, view_fn(base))
-
-
-def take_history(t, src):
-    """``t`` takes ``src``'s place in the graph: its grad_fn AND output_nr (a stale output_nr
-    from an earlier multi-output node would point past the new node's outputs)."""
-    t.grad_fn = src.grad_fn
-    t._rg = True
-    nr = src._extra.get("output_nr", 0) if src._extra else 0
-    if nr:
-        if t._extra is None:
-            t._extra = {}
-        t._extra["output_nr"] = nr
-    elif t._extra:
-        t._extra.pop("output_nr", None)
-    if t._extra and t._extra.get("retains_grad"):  # retain_grad follows t to its new grad_fn
-        from .autograd.function import retain_grad
-
-        retain_grad(t)
 
 
 def write_out(r, out, name):

@@ -6,7 +6,9 @@ bound onto the class once, from the top, by ``_tensor_methods.py``. The payload 
 array for the strided layout and a sparse payload object for sparse layouts.
 """
 
-__all__ = ["Tensor", "Size", "wrap"]
+from ._layout import strided
+
+__all__ = ["Tensor", "Size", "wrap", "cast_payload"]
 
 
 class Size(tuple):
@@ -224,3 +226,12 @@ def wrap(data, dtype, device, lay):
     t._vc = None
     t._extra = None
     return t
+
+
+def cast_payload(t, dt):
+    """The payload of tensor ``t`` in dtype ``dt`` (no copy when it already is)."""
+    if t.dtype is dt:
+        return t._data
+    if t.layout is strided:
+        return t._data.astype(dt.np)
+    return t._data.astype(dt)  # sparse payloads implement astype(dtype)

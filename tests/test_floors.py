@@ -55,11 +55,6 @@ ROOT_FACE = "sparsetorch"
 KNOWN = {
     ("cycle", "sparsetorch._ops", ""),
     ("imports upward", "sparsetorch._ops.misc_stats", "sparsetorch.nn._functional.linear"),
-    ("imports upward", "sparsetorch.autograd.engine", "sparsetorch._dispatch"),
-    ("imports upward", "sparsetorch.autograd.engine", "sparsetorch._ops"),
-    ("imports upward", "sparsetorch.autograd.engine", "sparsetorch._ops.sparse_core"),
-    ("imports upward", "sparsetorch.autograd.function", "sparsetorch._dispatch"),
-    ("imports upward", "sparsetorch.autograd.function", "sparsetorch._ops"),
 }
 
 

@@ -7,11 +7,12 @@ an op's inputs are undone here, in one place, after each node.
 
 import threading
 
-from .. import _dispatch
-from .._backend import writeable
-from .._layout import strided
+from .._backend import get_backend, writeable
+from .._layout import sparse_coo, strided
+from .._tensor import Tensor, wrap
 from .grad_mode import GRAD_ENABLED
 from .graph import AccumulateGrad
+from ._tape import bump_version, edge, grad_accumulator
 from . import profiler as _profiler  # _profiler.ACTIVE: None unless profiling
 from . import anomaly_mode as _anomaly
 
@@ -41,7 +42,6 @@ def _callback_stack():
 
 
 def _tensors(x, what):
-    Tensor = _dispatch.Tensor
     if isinstance(x, Tensor):
         return [x]
     if isinstance(x, (list, tuple)):
@@ -53,7 +53,6 @@ def _tensors(x, what):
 
 
 def _root_grads(outputs, grad_outputs, what):
-    Tensor = _dispatch.Tensor
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, Tensor):
@@ -77,8 +76,8 @@ def _root_grads(outputs, grad_outputs, what):
                     "grad can be implicitly created only for scalar outputs; pass gradient= "
                     f"(a tensor of shape {list(out.shape)}) to backward()"
                 )
-            xp = _dispatch.get_backend(out.device).xp
-            g = _dispatch.wrap(xp.ones(out._data.shape, out.dtype.np), out.dtype, out.device, out.layout) \
+            xp = get_backend(out.device).xp
+            g = wrap(xp.ones(out._data.shape, out.dtype.np), out.dtype, out.device, out.layout) \
                 if out.layout is strided else _ones_like(out)
         else:
             if not isinstance(g, Tensor):
@@ -88,15 +87,17 @@ def _root_grads(outputs, grad_outputs, what):
                     f"{what}: mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} "
                     f"and output[{i}] has a shape of {list(out.shape)}."
                 )
-        roots.append(_dispatch.edge(out))
+        roots.append(edge(out))
         grads.append(g)
     return roots, grads
 
 
 def _ones_like(t):
-    from .. import _ops
-
-    return _ops.ones_like(t)
+    """The implicit gradient of a sparse scalar output: refused, as ``ones_like`` refuses it."""
+    raise NotImplementedError(
+        f"ones_like(): layout={t.layout!r} is not supported; create a strided tensor and convert "
+        "it with .to_sparse()"
+    )
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -148,9 +149,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t, g in zip(ins, got):
         if g is None:
             if materialize_grads:
-                from .. import _ops
-
-                g = _ops.zeros_like(t)
+                g = t.new_zeros(tuple(t.shape))  # zeros of t's layout, dtype and device
             elif not allow_unused:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the graph. "
@@ -164,8 +163,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _input_edge(t):
     if t.grad_fn is not None:
-        return _dispatch.edge(t)
-    return (_dispatch.grad_accumulator(t), 0)
+        return edge(t)
+    return (grad_accumulator(t), 0)
 
 
 def _graph(root_nodes, want_parents):
@@ -340,9 +339,11 @@ def _apply(node, gl):
 
 
 def _mask_grad(g, x):
-    from .._ops.sparse_core import mask_grad
-
-    return mask_grad(g, x)
+    """``g`` restricted to the pattern of the sparse input ``x`` (coalesced first, so that the
+    densified result is the dense gradient times the pattern, whatever duplicates ``x`` stores)."""
+    if x.layout is sparse_coo and not x._data.coalesced:
+        x = x.detach().coalesce()
+    return g.sparse_mask(x)
 
 
 def _same_pattern(g, x):
@@ -434,8 +435,8 @@ def _accumulate_grad(var, g, create_graph, handed):
     elif (old.layout is strided and g.layout is strided and old.dtype is g.dtype
           and old._data.shape == g._data.shape and writeable(old._data)):
         # accumulate into the existing buffer (as torch does), no graph, no temporary
-        _dispatch.get_backend(old.device).xp.add(old._data, g._data, out=old._data)
-        _dispatch.bump_version(old)
+        get_backend(old.device).xp.add(old._data, g._data, out=old._data)
+        bump_version(old)
     else:
         var.grad = old + g
 

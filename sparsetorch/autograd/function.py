@@ -9,7 +9,11 @@ import functools
 import inspect
 import weakref
 
-from .. import _dispatch
+from .._backend import get_backend
+from .._layout import strided
+from .._tensor import Tensor, wrap
+from . import _tape
+from ._tape import register_tensor_hook, retain_grad  # noqa: F401 - autograd.function's names
 from .grad_mode import GRAD_ENABLED
 from .graph import Node, _init_node
 
@@ -32,7 +36,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Save tensors (or ``None``) for backward; read them back with ``ctx.saved_tensors``."""
-        Tensor = _dispatch.Tensor
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
@@ -66,7 +69,7 @@ class FunctionCtx:
             return tuple(d.get("to_save", ()))
         saved = d["_fn_saved"]
         if saved is None:
-            raise RuntimeError(_dispatch.RELEASED_MESSAGE)
+            raise RuntimeError(_tape.RELEASED_MESSAGE)
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
     saved_variables = saved_tensors
@@ -105,7 +108,6 @@ class BackwardCFunction(FunctionCtx, Node):
                     f"function {name} returned an incorrect number of gradients "
                     f"(expected {n}, got {len(result)})"
                 )
-        Tensor = _dispatch.Tensor
         positions = self._fn_tensor_pos
         for p, g in enumerate(result):
             if g is not None and p not in positions:
@@ -143,10 +145,8 @@ class BackwardCFunction(FunctionCtx, Node):
 
 
 def _zeros(meta):
-    from .. import _ops
-
     shape, dtype, device = meta
-    return _ops.zeros(shape, dtype=dtype, device=device)
+    return wrap(get_backend(device).xp.zeros(shape, dtype.np), dtype, device, strided)
 
 
 def _expandable(shape, gshape):
@@ -240,7 +240,6 @@ class Function(FunctionCtx):
         setup_style = cls.setup_context is not Function.setup_context
         if kwargs or setup_style:
             args = _bind(cls.forward, args, kwargs, skip_ctx=not setup_style)
-        Tensor = _dispatch.Tensor
         ctx = object.__new__(node_cls)
         needs = tuple(isinstance(a, Tensor) and a._rg for a in args)
         ctx.needs_input_grad = needs
@@ -274,7 +273,6 @@ def _bind(forward, args, kwargs, skip_ctx):
 
 def _finish(ctx, args, output, recording):
     """Wire the outputs to the node ``ctx``: grad_fn, output_nr, aliases, dirty, saved tensors."""
-    Tensor = _dispatch.Tensor
     positions = []
     nexts = []
     in_meta = []
@@ -282,7 +280,7 @@ def _finish(ctx, args, output, recording):
         if isinstance(a, Tensor):
             positions.append(p)
             in_meta.append((a.shape, a.dtype))
-            nexts.append(_dispatch.edge(a) if recording and a._rg else (None, 0))
+            nexts.append(_tape.edge(a) if recording and a._rg else (None, 0))
     _init_node(ctx, tuple(nexts))
     ctx._fn_nargs = len(args)
     ctx._fn_tensor_pos = tuple(positions)
@@ -311,7 +309,7 @@ def _finish(ctx, args, output, recording):
         if id(o) in dirty:
             if recording:
                 _rebase_dirty(o, ctx, i, differentiable)
-            _dispatch.bump_version(o)
+            _tape.bump_version(o)
         elif differentiable:
             if id(o) in input_ids or o._rg or o.grad_fn is not None:
                 a = _alias(o)  # never rewrite the history of a tensor the caller holds
@@ -332,7 +330,7 @@ def _finish(ctx, args, output, recording):
     to_save = d.pop("to_save", None)
     if to_save is not None:
         ctx._fn_saved = [
-            None if t is None else _dispatch.SavedTensor(aliases.get(id(t), t)) for t in to_save
+            None if t is None else _tape.SavedTensor(aliases.get(id(t), t)) for t in to_save
         ]
     if is_tuple:
         return tuple(new_outputs)
@@ -376,16 +374,16 @@ def _set_history(t, node, nr):
 
 def _rebase_dirty(t, node, nr, differentiable):
     """An input that forward modified in place now carries this node's history."""
-    _dispatch.check_inplace_allowed(t, node._forward_cls.__name__)
+    _tape.check_inplace_allowed(t, node._forward_cls.__name__)
     if not differentiable:
         return
-    base, _ = _dispatch.view_info(t)
+    base, _ = _tape.view_info(t)
     if base is None:
         _set_history(t, node, nr)
         return
-    r = _dispatch.wrap(t._data, t.dtype, t.device, t.layout)
+    r = wrap(t._data, t.dtype, t.device, t.layout)
     _set_history(r, node, nr)
-    _dispatch.rebase_history(t, r)
+    _tape.rebase_history(t, r)
 
 
 # ---- once_differentiable ----
@@ -417,8 +415,7 @@ def once_differentiable(fn):
             GRAD_ENABLED.reset(token)
         if not GRAD_ENABLED.get():
             return outputs
-        Tensor = _dispatch.Tensor
-        edges = tuple(_dispatch.edge(a) for a in args if isinstance(a, Tensor) and a._rg)
+        edges = tuple(_tape.edge(a) for a in args if isinstance(a, Tensor) and a._rg)
         if not edges:
             return outputs
         is_tuple = isinstance(outputs, tuple)
@@ -443,90 +440,11 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-# ---- tensor hooks and retain_grad ----
-
-def _hook_table(t):
-    """The ordered hook dict of tensor ``t``, installed as one pre-hook on its grad node.
-
-    Tensor hooks run in registration order on the total gradient of ``t``; a retained grad
-    (``retain_grad``) is stored after all of them, as in torch.
-    """
-    if t.grad_fn is not None:
-        node, nr = t.grad_fn, t.output_nr
-    else:
-        node, nr = _dispatch.grad_accumulator(t), 0
-    if t._extra is None:
-        t._extra = {}
-    entry = t._extra.get("hooks")
-    if entry is not None and entry[0] is node:
-        return entry[1]
-    hooks = {}
-    ref = weakref.ref(t)
-
-    def prehook(grads):
-        g = grads[nr]
-        if g is None:
-            return None
-        g0 = g
-        for h in list(hooks.values()):
-            r = h(g)
-            if r is not None:
-                if r.shape != g.shape:
-                    raise RuntimeError(
-                        f"hook '{getattr(h, '__name__', 'hook')}' has changed the size of value"
-                    )
-                g = r
-        tr = ref()
-        if tr is not None and tr.grad_fn is node and tr._extra.get("retains_grad"):
-            _retain(tr, g)
-        if g is g0:
-            return None
-        grads = list(grads)
-        grads[nr] = g
-        return tuple(grads)
-
-    node.register_prehook(prehook)
-    t._extra["hooks"] = (node, hooks)
-    return hooks
-
-
-def _retain(t, g):
-    if t.grad is None:
-        t.grad = g.clone()  # under create_graph grad mode is on: the retained grad has a graph
-    else:
-        t.grad = t.grad + g
-
-
-def register_tensor_hook(t, hook):
-    """``t.register_hook(hook)``: ``hook(grad)`` runs when the gradient of ``t`` is computed and
-    may return a replacement. Returns a handle whose ``remove()`` unregisters it."""
-    if not t._rg:
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if not callable(hook):
-        raise TypeError(f"register_hook(): hook must be callable, got {type(hook).__name__}")
-    from .graph import RemovableHandle
-
-    hooks = _hook_table(t)
-    handle = RemovableHandle(hooks)
-    hooks[handle._key] = hook
-    return handle
-
-
-def retain_grad(t):
-    """``t.retain_grad()``: populate ``.grad`` of a non-leaf tensor in backward (leaf: no-op)."""
-    if t.grad_fn is None:
-        if not t._rg:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        return
-    _hook_table(t)
-    t._extra["retains_grad"] = True
-
-
 # ---- Variable (legacy) ----
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other):
-        return isinstance(other, _dispatch.Tensor)
+        return isinstance(other, Tensor)
 
 
 class Variable(metaclass=_VariableMeta):
@@ -535,7 +453,7 @@ class Variable(metaclass=_VariableMeta):
     for every tensor), as in torch."""
 
     def __new__(cls, data, requires_grad=False, volatile=False):
-        if not isinstance(data, _dispatch.Tensor):
+        if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         t = data.detach()
         if requires_grad:

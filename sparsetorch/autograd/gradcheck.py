@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dispatch
+from .._tensor import Tensor as _Tensor, wrap as _wrap
 from .._layout import strided
 from . import engine
 
@@ -36,7 +36,7 @@ def _as_tuple(x):
 
 
 def _is_tensor(x):
-    return isinstance(x, _dispatch.Tensor)
+    return isinstance(x, _Tensor)
 
 
 def _differentiable_outputs(out):
@@ -160,7 +160,7 @@ def _unit(o, k, part):
     be_xp = _backend_xp(o)
     a = be_xp.zeros(tuple(o.shape), dtype=o.dtype.np)
     a.reshape(-1)[k] = part
-    return _dispatch.wrap(a, o.dtype, o.device, strided)
+    return _wrap(a, o.dtype, o.device, strided)
 
 
 def _backend_xp(t):
@@ -258,7 +258,7 @@ def _fast_check(func, inputs, diff, outputs, out_index, eps, atol, rtol, check_g
     xp_vs = []
     for o, v in zip(outputs, vs):
         xp = _backend_xp(o)
-        xp_vs.append(_dispatch.wrap(xp.asarray(v.astype(o.dtype.np)), o.dtype, o.device, strided))
+        xp_vs.append(_wrap(xp.asarray(v.astype(o.dtype.np)), o.dtype, o.device, strided))
     # analytical: u . (v^T J) for each (i, j)
     analytical = [[0.0] * len(outputs) for _ in diff]
     for j, (o, go) in enumerate(zip(outputs, xp_vs)):
@@ -288,7 +288,7 @@ def _fast_check(func, inputs, diff, outputs, out_index, eps, atol, rtol, check_g
 
 def _check_undefined_grad(outputs, diff):
     """All-zero output grads must give zero (or no) input grads."""
-    zeros = [_dispatch.wrap(_backend_xp(o).zeros(tuple(o.shape), dtype=o.dtype.np), o.dtype,
+    zeros = [_wrap(_backend_xp(o).zeros(tuple(o.shape), dtype=o.dtype.np), o.dtype,
                             o.device, strided) for o in outputs]
     grads = engine.grad(list(outputs), diff, zeros, retain_graph=True, allow_unused=True)
     for g in grads:
