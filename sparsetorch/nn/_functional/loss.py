@@ -5,10 +5,11 @@ import warnings
 
 from ... import _ops
 from ... import _autocast as _ac
-from ..._dispatch import call, defop
-from ..._dtype import float16, int64, promote_types
-from ..._layout import strided
+from ..._dispatch import call
+from ..._dtype import bfloat16, float16, float32, int64, promote_types
 from ..._ops._util import check_tensor
+from ...autograd.grad_mode import is_grad_enabled
+from . import _fused_loss as _fl
 from .activation import log_softmax, logsigmoid
 
 __all__ = [
@@ -65,6 +66,29 @@ def _same_size(input, target):
             "Please ensure they have the same size.", stacklevel=3)
 
 
+def _fused(op, inputs, params, dt=None):
+    """Run a fused loss op: float32 opmath for half inputs (one rounding at the end, as torch),
+    the promoted dtype of the floating inputs otherwise."""
+    if dt is None:
+        dt = inputs[0].dtype
+        for t in inputs[1:]:
+            if t is not None and t.dtype.is_floating_point:
+                dt = promote_types(dt, t.dtype)
+    if not dt.is_floating_point:
+        return call(op, inputs, params, dt, dt)
+    cdt = float32 if dt is float16 or dt is bfloat16 else dt
+    return call(op, inputs, params, dt, cdt)
+
+
+def _not_differentiable(fname, **tensors):
+    if is_grad_enabled():
+        for name, t in tensors.items():
+            if t is not None and t.requires_grad:
+                raise RuntimeError(
+                    f"The function '{fname}' is not differentiable with respect to argument "
+                    f"'{name}'. This input cannot have requires_grad True.")
+
+
 # ---- regression ----
 
 @_ac.policy(_ac.FP32)
@@ -73,11 +97,17 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _same_size(input, target)
-    d = input - target
-    loss = d * d
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    if weight is not None:  # torch's Python path: sum(w d^2) / sum(w) for the mean
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        d = input - target
+        loss = d * d * weight
+        if reduction == "mean":
+            return loss.sum() / weight.sum()
+        return _reduce(loss, reduction)
+    check_tensor(input, "mse_loss")
+    check_tensor(target, "mse_loss", "target")
+    return _fused(_fl.mse_op, (input, target), (reduction,))
 
 
 @_ac.policy(_ac.FP32)
@@ -160,26 +190,31 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             f"Expected target size {tuple(input.shape[:1]) + tuple(input.shape[2:])}, got "
             f"{tuple(target.shape)}")
     c = input.shape[1]
-    valid = target != ignore_index
-    safe_t = _ops.where(valid, target, 0)
-    if safe_t.numel():
-        lo, hi = int(safe_t.min().item()), int(safe_t.max().item())
-        if lo < 0 or hi >= c:
-            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
-    picked = input.gather(1, safe_t.unsqueeze(1)).squeeze(1)
-    w = valid.to(input.dtype)
+    t = target._data
+    if t.size:
+        bad = (t < 0) | (t >= c)
+        if bad.any():
+            bad &= t != ignore_index
+            if bad.any():
+                raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     if weight is not None:
         if weight.ndim != 1 or weight.shape[0] != c:
             raise RuntimeError(
                 f"weight tensor should be defined either for all {c} classes or no classes but "
                 f"got weight tensor of shape: {list(weight.shape)}")
-        w = w * _class_weights(weight, safe_t, safe_t.shape).to(input.dtype)
-    loss = -(picked * w)
+        _not_differentiable("nll_loss_forward", weight=weight)
+    op = _fl.nll2d_op if input.ndim >= 3 else _fl.nll_op
+    lead = None
+    if input.ndim not in (2, 4):  # torch runs (N, C, d1, d2, ...) as a 2-D loss over a view
+        lead = tuple(target.shape)
+        input = input.reshape(input.shape[0], c, -1, 1)
+        target = target.reshape(target.shape[0], -1, 1)
+    loss = call(op, (input, target, weight), (reduction, ignore_index))
     if reduction == "none":
+        if lead is not None:
+            loss = loss.reshape(lead)
         return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    return loss
 
 
 @_ac.policy(_ac.FP32)
@@ -238,21 +273,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
 
 
-def _bce_kernel(be, x, t):
-    xp = be.xp
-    return (t - 1) * xp.maximum(xp.log1p(-x), -100) - t * xp.maximum(xp.log(x), -100)
-
-
-# A kernel rather than a composite: torch's derivative clamps the denominator at 1e-12, which
-# keeps the gradient finite where the input saturates at 0 or 1 (the composite gives inf/nan).
-_bce_op = defop(
-    "binary_cross_entropy", {(strided, strided): _bce_kernel}, inputs=("input", "target"),
-    grads={"input": lambda grad, input, target:
-           grad * (input - target) / ((1 - input) * input).clamp_min(1e-12),
-           "target": lambda grad, input:
-           grad * ((1 - input).log().clamp_min(-100) - input.log().clamp_min(-100))})
-
-
 @_ac.policy(_ac.FP32)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
@@ -265,11 +285,29 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if input.numel() and (bool((input < 0).any()) or bool((input > 1).any())):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    dt = promote_types(input.dtype, target.dtype)
-    loss = call(_bce_op, (input, target), (), dt, dt)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    _bcast_weight(weight, input, "bce")
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    return _fused(_fl.bce_op, (input, target, weight), (reduction,))
+
+
+def _bcast_weight(w, input, name):
+    """torch's errors for a ``weight`` / ``pos_weight`` that does not broadcast to ``input``."""
+    if w is None:
+        return
+    a, b = tuple(w.shape), tuple(input.shape)
+    if len(a) > len(b):
+        raise RuntimeError(f"output with shape {list(b)} doesn't match the broadcast shape "
+                           f"{list(a[:len(a) - len(b)]) + list(b)}")
+    for i in range(1, len(a) + 1):
+        if a[-i] not in (1, b[-i]):
+            if name == "bce":
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {a[-i]} at -{i}! Mismatching "
+                    f"argument at index 1 had torch.Size({list(a)}); but expected shape should be "
+                    f"broadcastable to {list(b)}")
+            x, y = (b[-i], a[-i]) if name == "weight" else (a[-i], b[-i])
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {len(b) - i}")
 
 
 @_ac.policy(_ac.FP32)
@@ -281,15 +319,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    ls = logsigmoid(input)
-    if pos_weight is not None:
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input - log_weight * ls
-    else:
-        loss = (1 - target) * input - ls
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    _bcast_weight(weight, input, "weight")
+    _bcast_weight(pos_weight, input, "pos_weight")
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    return _fused(_fl.bce_logits_op, (input, target, weight, pos_weight), (reduction,),
+                  promote_types(input.dtype, target.dtype))
 
 
 @_ac.policy(_ac.FP32)

@@ -1,0 +1,205 @@
+"""The loss functions as fused table ops, one node each with torch's name: ``MseLossBackward0``,
+``NllLossBackward0`` / ``NllLoss2DBackward0``, ``BinaryCrossEntropyBackward0``,
+``BinaryCrossEntropyWithLogitsBackward0``.
+
+Each forward is one kernel (elementwise loss and reduction together); each derivative computes
+the input's gradient directly (e.g. BCE-with-logits: ``(sigmoid(x) - y) w / n``) instead of
+walking back through the ~6 nodes of the composite. Formulas are written with sparsetorch ops
+(so double backward works, as in torch); where a plain backward (no ``create_graph``) can use a
+fused kernel on float32/float64 CPU arrays it does (``_plain``). ``weight`` / ``pos_weight`` /
+class weights are not differentiable, as in torch (the public functions refuse them).
+"""
+
+from ..._backend import get_backend
+from ..._dispatch import defop, wrap
+from ..._layout import strided
+from ...autograd.grad_mode import is_grad_enabled
+from .._kernels import pointwise as _pk
+from .activation import logsigmoid
+
+__all__ = ["bce_logits_op", "bce_op", "mse_op", "nll2d_op", "nll_op", "reduction_scale"]
+
+S3 = (strided, strided, strided)
+
+
+def _reduce(xp, loss, reduction):
+    if reduction == "mean":
+        return xp.asarray(loss.mean(dtype=loss.dtype))
+    if reduction == "sum":
+        return xp.asarray(loss.sum(dtype=loss.dtype))
+    return loss
+
+
+def reduction_scale(grad, n, reduction):
+    """The incoming gradient per element: ``grad / n`` for the mean, ``grad`` otherwise."""
+    return grad / n if reduction == "mean" and n else grad
+
+
+def _plain(*ts):
+    """True in a plain backward (no create_graph) over float32/float64 strided CPU/GPU tensors:
+    the formula may then compute on payloads and wrap the result."""
+    if is_grad_enabled():
+        return False
+    for t in ts:
+        if t is not None and (t.layout is not strided or t.dtype.name not in ("float32", "float64")):
+            return False
+    return True
+
+
+def _broadcast(a, b):
+    k = max(len(a), len(b))
+    a = (1,) * (k - len(a)) + a
+    b = (1,) * (k - len(b)) + b
+    return tuple(x if y == 1 else y for x, y in zip(a, b))
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ---- mse_loss ----
+
+def _mse_kernel(be, x, t, reduction):
+    d = be.xp.asarray(x - t)
+    d *= d
+    return _reduce(be.xp, d, reduction)
+
+
+def _mse_grad(grad, input, target, reduction):
+    n = _numel(_broadcast(tuple(input.shape), tuple(target.shape)))
+    return (input - target) * reduction_scale(grad * 2.0, n, reduction)
+
+
+mse_op = defop("mse_loss", {(strided, strided): _mse_kernel}, inputs=("input", "target"),
+               params=("reduction",),
+               grads={"input": _mse_grad,
+                      "target": lambda grad, input, target, reduction:
+                      -_mse_grad(grad, input, target, reduction)})
+
+
+# ---- nll_loss ----
+
+def _nll_parts(xp, x, t, w, ignore_index):
+    valid = t != ignore_index
+    safe = xp.where(valid, t, 0)
+    wt = valid.astype(x.dtype) if w is None else w.astype(x.dtype, copy=False)[safe] * valid
+    return safe, wt
+
+
+def _nll_kernel(be, x, t, w, reduction, ignore_index):
+    xp = be.xp
+    safe, wt = _nll_parts(xp, x, t, w, ignore_index)
+    picked = xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+    loss = picked * wt
+    xp.negative(loss, out=loss)
+    if reduction == "none":
+        return loss
+    s = loss.sum(dtype=loss.dtype)
+    if reduction == "sum":
+        return xp.asarray(s)
+    return xp.asarray(s / wt.sum(dtype=wt.dtype))
+
+
+def _nll_grad(grad, input, target, weight, reduction, ignore_index):
+    """``grad`` times a constant: ``-w[y] / total_weight`` at each target position (linear in
+    ``grad``, so it differentiates again)."""
+    xp = get_backend(input.device).xp
+    x = input._data
+    safe, wt = _nll_parts(xp, x, target._data, None if weight is None else weight._data,
+                          ignore_index)
+    if reduction == "mean":
+        wt = wt / wt.sum(dtype=wt.dtype)
+    c = xp.zeros(x.shape, x.dtype)
+    xp.put_along_axis(c, safe[:, None], -wt[:, None], axis=1)
+    coef = wrap(c, input.dtype, input.device, strided)
+    if reduction == "none":
+        return grad.unsqueeze(1) * coef
+    return grad * coef
+
+
+nll_op = defop("nll_loss", {S3: _nll_kernel}, inputs=("input", "target", "weight"),
+               params=("reduction", "ignore_index"), grads={"input": _nll_grad})
+nll2d_op = defop("nll_loss2d", {S3: _nll_kernel}, inputs=("input", "target", "weight"),
+                 params=("reduction", "ignore_index"), grads={"input": _nll_grad})
+nll2d_op.node_cls.__name__ = nll2d_op.node_cls.__qualname__ = "NllLoss2DBackward0"
+
+
+# ---- binary_cross_entropy (probabilities) ----
+
+def _bce_kernel(be, x, t, w, reduction):
+    xp = be.xp
+    lo = x.dtype.type(-100)
+    loss = (t - 1) * xp.maximum(xp.log1p(-x), lo) - t * xp.maximum(xp.log(x), lo)
+    if w is not None:
+        loss = loss * w.astype(x.dtype, copy=False)
+    return _reduce(xp, loss, reduction)
+
+
+def _bce_grad_input(grad, input, target, weight, reduction):
+    # torch's derivative clamps the denominator at 1e-12 (finite where the input saturates)
+    d = (input - target) / ((1 - input) * input).clamp_min(1e-12)
+    if weight is not None:
+        d = d * weight
+    return d * reduction_scale(grad, _numel(input.shape), reduction)
+
+
+def _bce_grad_target(grad, input, weight, reduction):
+    d = (1 - input).log() - input.log()  # torch does not clamp here (inf at 0 and 1)
+    if weight is not None:
+        d = d * weight
+    return d * reduction_scale(grad, _numel(input.shape), reduction)
+
+
+bce_op = defop("binary_cross_entropy", {S3: _bce_kernel}, inputs=("input", "target", "weight"),
+               params=("reduction",),
+               grads={"input": _bce_grad_input, "target": _bce_grad_target})
+
+
+# ---- binary_cross_entropy_with_logits ----
+
+def _bcel_kernel(be, x, t, w, pw, reduction):
+    if w is not None:
+        w = w.astype(x.dtype, copy=False)
+    if pw is not None:
+        pw = pw.astype(x.dtype, copy=False)
+    return _pk.bce_logits(be, x, t, w, pw, reduction)
+
+
+def _bcel_grad_input(grad, input, target, weight, pos_weight, reduction):
+    if _plain(grad, input, target, weight, pos_weight):
+        be = get_backend(input.device)
+        dt = input.dtype.np
+        w = None if weight is None else weight._data.astype(dt, copy=False)
+        pw = None if pos_weight is None else pos_weight._data.astype(dt, copy=False)
+        g = grad._data.astype(dt, copy=False)
+        r = _pk.bce_logits_backward(be, g, input._data, target._data.astype(dt, copy=False), w,
+                                    pw, reduction)
+        return wrap(r, input.dtype, input.device, strided)
+    s = input.sigmoid()
+    if pos_weight is not None:
+        pt = pos_weight * target
+        d = (pt + 1 - target) * s - pt
+    else:
+        d = s - target
+    if weight is not None:
+        d = d * weight
+    return d * reduction_scale(grad, _numel(input.shape), reduction)
+
+
+def _bcel_grad_target(grad, input, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        d = logsigmoid(-input) - pos_weight * logsigmoid(input)
+    else:
+        d = -input
+    if weight is not None:
+        d = d * weight
+    return d * reduction_scale(grad, _numel(input.shape), reduction)
+
+
+bce_logits_op = defop(
+    "binary_cross_entropy_with_logits", {(strided,) * 4: _bcel_kernel},
+    inputs=("input", "target", "weight", "pos_weight"), params=("reduction",),
+    grads={"input": _bcel_grad_input, "target": _bcel_grad_target})

@@ -1,0 +1,422 @@
+"""Fused element-wise kernels for large float arrays: sigmoid, logsigmoid, softplus and
+binary-cross-entropy-with-logits, forward and backward.
+
+NumPy evaluates ``-logaddexp(0, -x)`` or a BCE formula as a chain of ufuncs, each a full pass
+over memory with its own temporary; at millions of elements that is 3-4x torch's time. Here
+each is one numba loop (``cache=True``, built on first use): no temporaries, reductions summed
+in float64 per chunk, and ``parallel=True`` chunks above the thread policy's work threshold (one
+thread below it). Used on the CPU backend for contiguous float32/float64 arrays of at least
+``MIN_SIZE`` elements when numba imports and the numba switch is on (``SPARSETORCH_NO_NUMBA``
+unset); everything else takes the NumPy formulas below, which give the same values (the
+formulas of torch's CPU kernels, in the input's dtype).
+"""
+
+__all__ = [
+    "bce_logits",
+    "bce_logits_backward",
+    "logsigmoid",
+    "logsigmoid_backward",
+    "sigmoid",
+    "softplus",
+    "softplus_backward",
+]
+
+from ... import _jit
+
+MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
+_CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
+fexp = flog1p01 = None  # set by _build (see _fastmath.py)
+
+
+def _kernels(be, *arrays):
+    """The numba kernels when every array is a large contiguous float32/float64 host array."""
+    if be.name != "cpu":
+        return None
+    a = arrays[0]
+    if a.size < MIN_SIZE or a.dtype.kind != "f" or a.dtype.itemsize not in (4, 8):
+        return None
+    for b in arrays:
+        if b.dtype != a.dtype or not b.flags.c_contiguous or b.shape != a.shape:
+            return None
+    return _jit.kernels("nn_pointwise", _build, 6.0)
+
+
+def _nchunks(n):
+    return (n + _CHUNK - 1) // _CHUNK
+
+
+# ---- public entry points: (be, arrays) -> array ----
+
+def sigmoid(be, x):
+    """``1 / (1 + exp(-x))``."""
+    k = _kernels(be, x)
+    if k is None:
+        return be.special.expit(x)
+    out = be.xp.empty_like(x)
+    _run(k, "sigmoid", x.size, x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def logsigmoid(be, x):
+    """``min(x, 0) - log1p(exp(-|x|))``."""
+    k = _kernels(be, x)
+    if k is None:
+        xp = be.xp
+        r = xp.negative(xp.abs(x))
+        xp.exp(r, out=r)
+        xp.log1p(r, out=r)
+        return xp.subtract(xp.minimum(x, 0), r, out=r)
+    out = be.xp.empty_like(x)
+    _run(k, "logsigmoid", x.size, x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def logsigmoid_backward(be, g, x):
+    """``g * sigmoid(-x)``."""
+    k = _kernels(be, x, g)
+    if k is None:
+        return g * be.special.expit(-x)
+    out = be.xp.empty_like(x)
+    _run(k, "logsigmoid_bwd", x.size, g.reshape(-1), x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def softplus(be, x, beta, threshold):
+    """``x`` where ``beta * x > threshold``, else ``log1p(exp(beta * x)) / beta``."""
+    k = _kernels(be, x)
+    if k is None:
+        xp = be.xp
+        bx = x * x.dtype.type(beta) if beta != 1 else x
+        return xp.where(bx > threshold, x, xp.logaddexp(0, bx) / x.dtype.type(beta))
+    out = be.xp.empty_like(x)
+    _run(k, "softplus", x.size, x.reshape(-1), float(beta), float(threshold), out.reshape(-1))
+    return out
+
+
+def softplus_backward(be, g, x, beta, threshold):
+    """``g`` where ``beta * x > threshold``, else ``g * z / (z + 1)`` with ``z = exp(beta x)``."""
+    k = _kernels(be, x, g)
+    if k is None:
+        bx = x * x.dtype.type(beta)
+        return be.xp.where(bx > threshold, g, g * be.special.expit(bx))
+    out = be.xp.empty_like(x)
+    _run(k, "softplus_bwd", x.size, g.reshape(-1), x.reshape(-1), float(beta),
+         float(threshold), out.reshape(-1))
+    return out
+
+
+def _weights(xp, x, w, pw):
+    """``(period, (w, w_row), (pw, pw_row))`` for the BCE kernels.
+
+    The kernels see ``x`` as rows of ``period`` elements; a weight is an array of ``period``
+    entries repeated on every row (``row = 0``: a weight that broadcasts along leading dims), or
+    of the whole size (``row = period``), or empty (absent). The period is widened to a few
+    thousand elements where the row count allows, so the inner loop is long and vectorizes.
+    """
+    n = x.size
+    shape = tuple(x.shape)
+    flat = []
+    for a in (w, pw):
+        if a is None:
+            flat.append(None)
+            continue
+        s = tuple(a.shape)
+        while s and s[0] == 1:
+            s = s[1:]
+        if len(s) <= len(shape) and s == shape[len(shape) - len(s):]:
+            f = a.reshape(-1)
+        else:
+            f = xp.broadcast_to(a, shape).reshape(-1)
+        flat.append(xp.ascontiguousarray(f, dtype=x.dtype))
+    m = max([f.size for f in flat if f is not None and f.size < n] or [1])
+    rows = n // m
+    k = 1
+    want = -(-2048 // m)
+    for c in range(want, min(rows, 4 * want) + 1):
+        if rows % c == 0:
+            k = c
+            break
+    period = m * k
+    out = []
+    for f in flat:
+        if f is None:
+            out.append((xp.empty(0, x.dtype), 0))
+        elif f.size == n:
+            out.append((f, period))
+        else:
+            out.append((xp.tile(f, period // f.size), 0))
+    return period, out[0], out[1]
+
+
+def bce_logits(be, x, t, w, pw, reduction):
+    """``(1 - t) x - (1 + (pw - 1) t) logsigmoid(x)``, times ``w``; reduced (mean / sum)."""
+    k = _kernels(be, x, t)
+    if k is None:
+        xp = be.xp
+        ls = logsigmoid(be, x)
+        if pw is not None:
+            loss = (1 - t) * x - ((pw - 1) * t + 1) * ls
+        else:
+            loss = (1 - t) * x - ls
+        if w is not None:
+            loss = loss * w
+        if reduction == "mean":
+            return xp.asarray(loss.mean(dtype=x.dtype))
+        if reduction == "sum":
+            return xp.asarray(loss.sum(dtype=x.dtype))
+        return loss
+    xp = be.xp
+    m, (wf, wr), (pf, pr) = _weights(xp, x, w, pw)
+    if reduction == "none":
+        out = xp.empty_like(x)
+        _run(k, "bce_logits", x.size, x.reshape(-1), t.reshape(-1), wf, wr, pf, pr,
+             out.reshape(-1), m)
+        return out
+    s = _run(k, "bce_logits_sum", x.size, x.reshape(-1), t.reshape(-1), wf, wr, pf, pr, m)
+    if reduction == "mean":
+        s = s / x.size
+    return xp.asarray(s, dtype=x.dtype)
+
+
+def bce_logits_backward(be, g, x, t, w, pw, reduction):
+    """d loss / d x: ``g * w * ((1 + (pw - 1) t) sigmoid(x) - pw t)`` (``pw = 1`` when absent),
+    divided by ``numel`` for the mean; ``g`` is the (0-d for mean / sum) incoming gradient."""
+    scale = 1.0 / x.size if reduction == "mean" else 1.0
+    k = _kernels(be, x, t) if reduction != "none" or (g.shape == x.shape and g.flags.c_contiguous
+                                                        and g.dtype == x.dtype) else None
+    if k is None:
+        s = be.special.expit(x)
+        if pw is not None:
+            pt = pw * t
+            d = (pt + 1 - t) * s - pt
+        else:
+            d = s - t
+        if w is not None:
+            d = d * w
+        d = d * g
+        if scale != 1.0:
+            d = d * x.dtype.type(scale)
+        return d.astype(x.dtype, copy=False)
+    xp = be.xp
+    m, (wf, wr), (pf, pr) = _weights(xp, x, w, pw)
+    out = xp.empty_like(x)
+    gf = g.reshape(-1) if reduction == "none" else xp.empty(0, x.dtype)
+    gs = 0.0 if reduction == "none" else float(g) * scale
+    _run(k, "bce_logits_bwd", x.size, gf, gs, x.reshape(-1), t.reshape(-1), wf, wr, pf, pr,
+         out.reshape(-1), m)
+    return out
+
+
+# ---- the numba kernels ----
+# Each op is a serial loop over a slice (simple enough for LLVM to vectorize) and a parallel
+# driver that runs it on chunks of _CHUNK elements; below the thread policy's threshold the
+# serial loop runs on the whole array (no parallel region at all).
+
+def _run(k, name, n, *args):
+    with _jit.limit(n) as threads:
+        if threads > 1:
+            return getattr(k, name)(*args, _nchunks(n))
+        return getattr(k, name + "_s")(*args)
+
+
+def _build():
+    try:
+        import numpy as np
+        from numba import njit, prange
+
+        from . import _fastmath
+    except ImportError:
+        return False
+    # module globals, not closure variables (numba keys its cache on the closure's pickles)
+    global fexp, flog1p01
+    fexp, flog1p01 = _fastmath.fexp, _fastmath.flog1p01
+    C = _CHUNK
+    jit = njit(cache=True, error_model="numpy")
+    pjit = njit(parallel=True, cache=True, error_model="numpy")
+
+    @jit
+    def sigmoid_s(x, out):
+        one = x.dtype.type(1)
+        for i in range(x.size):
+            out[i] = one / (one + fexp(-x[i]))
+
+    @pjit
+    def sigmoid_p(x, out, nc):
+        n = x.size
+        for c in prange(nc):
+            sigmoid_s(x[c * C:min(n, c * C + C)], out[c * C:min(n, c * C + C)])
+
+    @jit
+    def logsigmoid_s(x, out):
+        zero = x.dtype.type(0)
+        for i in range(x.size):
+            v = x[i]
+            out[i] = min(v, zero) - flog1p01(fexp(-abs(v)))
+
+    @pjit
+    def logsigmoid_p(x, out, nc):
+        n = x.size
+        for c in prange(nc):
+            logsigmoid_s(x[c * C:min(n, c * C + C)], out[c * C:min(n, c * C + C)])
+
+    @jit
+    def logsigmoid_bwd_s(g, x, out):
+        one = x.dtype.type(1)
+        for i in range(x.size):
+            out[i] = g[i] / (one + fexp(x[i]))  # g * sigmoid(-x)
+
+    @pjit
+    def logsigmoid_bwd_p(g, x, out, nc):
+        n = x.size
+        for c in prange(nc):
+            lo, hi = c * C, min(n, c * C + C)
+            logsigmoid_bwd_s(g[lo:hi], x[lo:hi], out[lo:hi])
+
+    @jit
+    def softplus_s(x, beta, threshold, out):
+        b = x.dtype.type(beta)
+        th = x.dtype.type(threshold)
+        zero = x.dtype.type(0)
+        for i in range(x.size):
+            v = x[i]
+            bx = v * b
+            sp = (max(bx, zero) + flog1p01(fexp(-abs(bx)))) / b
+            out[i] = v if bx > th else sp
+
+    @pjit
+    def softplus_p(x, beta, threshold, out, nc):
+        n = x.size
+        for c in prange(nc):
+            lo, hi = c * C, min(n, c * C + C)
+            softplus_s(x[lo:hi], beta, threshold, out[lo:hi])
+
+    @jit
+    def softplus_bwd_s(g, x, beta, threshold, out):
+        b = x.dtype.type(beta)
+        th = x.dtype.type(threshold)
+        one = x.dtype.type(1)
+        for i in range(x.size):
+            bx = x[i] * b
+            d = g[i] / (one + fexp(-bx))
+            out[i] = g[i] if bx > th else d
+
+    @pjit
+    def softplus_bwd_p(g, x, beta, threshold, out, nc):
+        n = x.size
+        for c in prange(nc):
+            lo, hi = c * C, min(n, c * C + C)
+            softplus_bwd_s(g[lo:hi], x[lo:hi], beta, threshold, out[lo:hi])
+
+    # BCE with logits: x seen as rows of m elements (see _weights); a weight is indexed
+    # r * row + j (row 0: one period repeated on every row), or absent (size 0)
+
+    @jit
+    def _bce_row(x, t, w, pw, out, one, zero):
+        hw = w.size > 0
+        hp = pw.size > 0
+        for j in range(x.size):
+            v = x[j]
+            y = t[j]
+            ls = min(v, zero) - flog1p01(fexp(-abs(v)))
+            lw = (pw[j] - one) * y + one if hp else one
+            r = (one - y) * v - lw * ls
+            out[j] = r * w[j] if hw else r
+
+    @jit
+    def _sum8(a):
+        # eight float64 partial sums (independent chains), then their sum
+        s = np.zeros(8, np.float64)
+        m = a.size - a.size % 8
+        for j in range(0, m, 8):
+            for q in range(8):
+                s[q] += a[j + q]
+        tot = 0.0
+        for j in range(m, a.size):
+            tot += a[j]
+        return tot + s.sum()
+
+    @jit
+    def bce_rows(x, t, w, wr, pw, pr, out, m, r0, r1, total):
+        """Rows r0..r1 into out (rows of the whole array, or one scratch row when total)."""
+        one = x.dtype.type(1)
+        zero = x.dtype.type(0)
+        acc = 0.0
+        for r in range(r0, r1):
+            o = r * m
+            wa = w[r * wr:r * wr + m] if w.size else w
+            pa = pw[r * pr:r * pr + m] if pw.size else pw
+            dst = out if total else out[o:o + m]
+            _bce_row(x[o:o + m], t[o:o + m], wa, pa, dst, one, zero)
+            if total:
+                acc += _sum8(dst)
+        return acc
+
+    @jit
+    def bce_logits_s(x, t, w, wr, pw, pr, out, m):
+        bce_rows(x, t, w, wr, pw, pr, out, m, 0, x.size // m, False)
+
+    @pjit
+    def bce_logits_p(x, t, w, wr, pw, pr, out, m, nc):
+        R = x.size // m
+        B = max(1, C // m)
+        for blk in prange((R + B - 1) // B):
+            bce_rows(x, t, w, wr, pw, pr, out, m, blk * B, min(R, blk * B + B), False)
+
+    @jit
+    def bce_logits_sum_s(x, t, w, wr, pw, pr, m):
+        return bce_rows(x, t, w, wr, pw, pr, np.empty(m, x.dtype), m, 0, x.size // m, True)
+
+    @pjit
+    def bce_logits_sum_p(x, t, w, wr, pw, pr, m, nc):
+        R = x.size // m
+        B = max(1, C // m)
+        nb = (R + B - 1) // B
+        parts = np.zeros(nb, np.float64)
+        for blk in prange(nb):
+            parts[blk] = bce_rows(x, t, w, wr, pw, pr, np.empty(m, x.dtype), m, blk * B,
+                                  min(R, blk * B + B), True)
+        return parts.sum()
+
+    @jit
+    def _bce_bwd_row(g, gs, x, t, w, pw, out, one):
+        hg = g.size > 0
+        hw = w.size > 0
+        hp = pw.size > 0
+        for j in range(x.size):
+            y = t[j]
+            s = one / (one + fexp(-x[j]))
+            pt = pw[j] * y if hp else y
+            d = (pt + one - y) * s - pt if hp else s - y
+            d = d * w[j] if hw else d
+            out[j] = d * g[j] if hg else d * gs
+
+    @jit
+    def bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, r0, r1):
+        one = x.dtype.type(1)
+        s0 = x.dtype.type(gs)
+        for r in range(r0, r1):
+            o = r * m
+            wa = w[r * wr:r * wr + m] if w.size else w
+            pa = pw[r * pr:r * pr + m] if pw.size else pw
+            ga = g[o:o + m] if g.size else g
+            _bce_bwd_row(ga, s0, x[o:o + m], t[o:o + m], wa, pa, out[o:o + m], one)
+
+    @jit
+    def bce_logits_bwd_s(g, gs, x, t, w, wr, pw, pr, out, m):
+        bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, 0, x.size // m)
+
+    @pjit
+    def bce_logits_bwd_p(g, gs, x, t, w, wr, pw, pr, out, m, nc):
+        R = x.size // m
+        B = max(1, C // m)
+        for blk in prange((R + B - 1) // B):
+            bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, blk * B, min(R, blk * B + B))
+
+    class K:
+        pass
+
+    k = K()
+    for name, f in list(locals().items()):
+        if name.endswith("_s") or name.endswith("_p"):
+            setattr(k, name[:-2] + ("_s" if name.endswith("_s") else ""), f)
+    return k
