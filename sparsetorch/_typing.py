@@ -7,18 +7,20 @@ this ground-floor module imports only other ground-floor modules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, Union
+from typing import TYPE_CHECKING
+
+__all__ = ["DeviceLike", "IntOrSize", "Number", "SizeLike"]
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ._device import device
 
-__all__ = ["Number", "DeviceLike", "SizeLike", "IntOrSize"]
-
-# A Python scalar (torch.types.Number; bool is an int for the checker).
-Number = Union[int, float, complex]
-# What ``device=`` accepts: a device, "cpu" / "cuda:1", or a CUDA ordinal (torch.types.Device).
-DeviceLike = Union["device", str, int]
-# A shape: torch.Size, a tuple or a list of ints (torch.types._size).
-SizeLike = Sequence[int]
-# The ``*size`` of zeros/ones/rand...: ints, or one shape.
-IntOrSize = Union[int, Sequence[int]]
+    # A Python scalar (torch.types.Number; bool is an int for the checker).
+    Number = int | float | complex
+    # What ``device=`` accepts: a device, "cpu" / "cuda:1", or a CUDA ordinal (torch.types.Device).
+    DeviceLike = device | str | int
+    # A shape: torch.Size, a tuple or a list of ints (torch.types._size).
+    SizeLike = Sequence[int]
+    # The ``*size`` of zeros/ones/rand...: ints, or one shape.
+    IntOrSize = int | Sequence[int]

@@ -51,7 +51,7 @@ def _opt_sched(mod):
 
 
 def test_scheduler_step_before_optimizer_step_warns():
-    opt, sch = _opt_sched(torch)
+    _, sch = _opt_sched(torch)
     with pytest.warns(UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before "
                                          r"`optimizer.step\(\)`"):
         sch.step()
@@ -87,7 +87,7 @@ def test_scheduler_epoch_argument_deprecated():
 
 
 def test_get_lr_outside_step_warns():
-    opt, sch = _opt_sched(torch)
+    _, sch = _opt_sched(torch)
     with pytest.warns(UserWarning, match=r"please use `get_last_lr\(\)`"):
         assert sch.get_lr() == pytest.approx([0.1])
     assert _caught(sch.get_last_lr) == []

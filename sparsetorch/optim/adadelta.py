@@ -1,6 +1,14 @@
 """Adadelta."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .optimizer import Optimizer, _check_mode, _xp_of
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adadelta"]
 
@@ -25,8 +33,20 @@ class Adadelta(Optimizer):
             its dense form. ``"lazy"``: only the gradient's rows are updated, state included.
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False, sparse_mode="exact"):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+        sparse_mode: str = "exact",
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:

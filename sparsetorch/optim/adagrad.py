@@ -1,9 +1,17 @@
 """Adagrad."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..sparse import _threads
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of, _zero_step
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adagrad"]
 
@@ -31,9 +39,21 @@ class Adagrad(Optimizer):
             with sparse gradients) and lazy only the gradient's rows.
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None,
-                 sparse_mode="exact"):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        sparse_mode: str = "exact",
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if lr_decay < 0.0:

@@ -4,11 +4,19 @@ zoom). The scalars are kept as 0-d tensors of the parameters' dtype where torch 
 the iterates follow torch's to float rounding. Sparse gradients are densified (L-BFGS directions
 are dense)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from .. import _ops
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
 
 __all__ = ["LBFGS"]
 
@@ -118,8 +126,17 @@ class LBFGS(Optimizer):
         line_search_fn (str, optional): either 'strong_wolfe' or None (default: None).
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: str | None = None,
+    ) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -176,7 +193,7 @@ class LBFGS(Optimizer):
             return [self._cast(p, key, v) for v in value]
         return value
 
-    def step(self, closure):
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]  # required here
         """Perform a single optimization step.
 
         Args:

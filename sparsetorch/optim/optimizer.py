@@ -15,9 +15,13 @@ are updated on their stored values. torch's ``foreach``/``fused``/``capturable``
 arguments are accepted and kept in the groups, and do not change the computation.
 """
 
+from __future__ import annotations
+
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from itertools import chain
+from typing import Any
 
 from .. import _dispatch
 from .._dtype import float32
@@ -27,6 +31,10 @@ from ..autograd import grad_mode as _gm
 from . import _sparse
 
 __all__ = ["Optimizer", "required"]
+
+# What an optimizer's ``params`` may be (torch.optim.optimizer.ParamsT): tensors, parameter-group
+# dicts, or (name, tensor) pairs as from ``named_parameters()``.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
 
 class _RequiredParameter:
@@ -56,9 +64,12 @@ class Optimizer:
     """
 
     # state entries that hold one value per row (dim 0) of the parameter, not one per element
-    _row_state = ()
+    _row_state: tuple[str, ...] = ()
+    defaults: dict[str, Any]
+    state: defaultdict[Tensor, dict[str, Any]]
+    param_groups: list[dict[str, Any]]
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._step_pre_hooks = OrderedDict()
         self._step_post_hooks = OrderedDict()
@@ -94,7 +105,7 @@ class Optimizer:
         return s + "\n)"
 
     # ---- parameter groups ----
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         r"""Add a param group to the :class:`Optimizer` s `param_groups`.
 
         Args:
@@ -146,7 +157,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ---- gradients ----
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         r"""Reset the gradients of all optimized :class:`Tensor` s.
 
         Args:
@@ -167,16 +178,16 @@ class Optimizer:
                     g.zero_()
 
     # ---- hooks ----
-    def register_step_pre_hook(self, hook):
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> Any:
         """Register a hook ``hook(optimizer, args, kwargs)`` run before each ``step``."""
         return _add_hook(self._step_pre_hooks, hook)
 
-    def register_step_post_hook(self, hook):
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> Any:
         """Register a hook ``hook(optimizer, args, kwargs)`` run after each ``step``."""
         return _add_hook(self._step_post_hooks, hook)
 
     # ---- stepping ----
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         r"""Perform a single optimization step.
 
         Args:
@@ -289,7 +300,7 @@ class Optimizer:
         return float(st + 1)
 
     # ---- state dicts ----
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         r"""Return the state of the optimizer as a :class:`dict`.
 
         ``state`` maps parameter indices to their per-parameter state; ``param_groups`` holds the
@@ -309,7 +320,7 @@ class Optimizer:
         state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         r"""Load the optimizer state.
 
         Args:

@@ -1,9 +1,17 @@
 """RowWiseAdagrad: Adagrad with one accumulator per embedding row (FBGEMM's EXACT_ROWWISE_ADAGRAD)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..sparse import _threads
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["RowWiseAdagrad"]
 
@@ -36,8 +44,17 @@ class RowWiseAdagrad(Optimizer):
 
     _row_state = ("sum",)
 
-    def __init__(self, params, lr=1e-2, eps=1e-8, weight_decay=0, initial_accumulator_value=0, *,
-                 maximize=False, sparse_mode="exact"):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        *,
+        maximize: bool = False,
+        sparse_mode: str = "exact",
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:

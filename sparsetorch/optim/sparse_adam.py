@@ -1,6 +1,9 @@
 """SparseAdam: Adam for sparse gradients, updating only the gradient's rows (torch's semantics)."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 from .. import _dispatch
 from .._layout import strided
@@ -8,6 +11,10 @@ from ..sparse import _threads
 from . import _cuda_kernels, _kernels, _sparse
 from .adam import _check, _is_np
 from .optimizer import Optimizer, _xp_of, _zero_step
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["SparseAdam"]
 
@@ -30,7 +37,14 @@ class SparseAdam(Optimizer):
         maximize (bool, optional): maximize the objective instead of minimizing (default: False)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        maximize: bool = False,
+    ) -> None:
         _check(lr, betas, eps, 0.0)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize}
         super().__init__(params, defaults)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm

@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode as _gm
