@@ -150,6 +150,18 @@ def _build():
                     g = g + wd * P[r, d]
                 P[r, d] = P[r, d] - mult * g
 
+    @njit(parallel=True, cache=True)
+    def sgd_rows(P, rows, G, lr):
+        # P[rows[k]] = P[rows[k]] - lr * G[k] in the parameter's dtype: the bits of NumPy's
+        # ``P[rows] = P[rows] - lr * G`` (a python float times a float32 array stays float32);
+        # rows unique (a coalesced gradient)
+        D = P.shape[1]
+        a = P.dtype.type(lr)
+        for k in prange(rows.size):
+            r = rows[k]
+            for d in range(D):
+                P[r, d] = P[r, d] - a * G[k, d]
+
     class K:
         pass
 
@@ -159,4 +171,5 @@ def _build():
     k.adam_rows = adam_rows
     k.adagrad_rows = adagrad_rows
     k.rowwise_adagrad_rows = rowwise_adagrad_rows
+    k.sgd_rows = sgd_rows
     return k

@@ -2,8 +2,10 @@
 
 from .. import _dispatch
 from .._layout import sparse_coo, strided
+from ..sparse import _threads
 from ..sparse._payload import COO
-from . import _sparse
+from . import _kernels, _sparse
+from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of, required
 
 __all__ = ["SGD"]
@@ -97,8 +99,15 @@ class SGD(Optimizer):
         xp = _xp_of(P2)
         if vals.dtype != P2.dtype:
             vals = vals.astype(P2.dtype)
-        g = -vals if maxi else vals
         lazy = group["sparse_mode"] == "lazy"
+        if mom == 0 and wd == 0 and rows.size:
+            k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
+            if k is not None:  # the gather/scatter below in one pass (15k rows x 16: 0.55 -> 0.03 ms)
+                with _threads.limit(vals.size):
+                    k.sgd_rows(P2, rows, xp.ascontiguousarray(vals), -lr if maxi else lr)
+                _dispatch.bump_version(p)
+                return
+        g = -vals if maxi else vals
         if lazy or (mom == 0 and wd == 0):
             # only the gradient's rows change (exact too when there is no momentum/decay)
             Pr = P2[rows]

@@ -186,3 +186,29 @@ def test_torch_parity_sparse(name, hp, kernels):
         oa.step()
         ob.step()
     np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_sgd_sparse_rows_kernel_same_bits_as_numpy(maximize):
+    """SGD without momentum on a row-sparse float32 gradient: the numba row kernel gives the bits
+    of the NumPy gather/scatter (``P[rows] - lr * g`` in float32); untouched rows unchanged."""
+    rng = np.random.default_rng(11)
+    p0 = rng.standard_normal((200, 16)).astype(np.float32)
+    idx = rng.choice(200, (1, 120), replace=False)  # unique rows: the coalesce is not under test
+    val = rng.standard_normal((120, 16)).astype(np.float32)
+    got = []
+    for on in (True, False):
+        old = _spmm.use_numba(on)
+        try:
+            p = torch.tensor(p0.copy()).requires_grad_()
+            opt = optim.SGD([p], lr=0.1, maximize=maximize)
+            for _ in range(2):
+                p.grad = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(val), (200, 16))
+                opt.step()
+            got.append(p.detach().numpy())
+        finally:
+            _spmm.use_numba(old)
+    np.testing.assert_array_equal(got[0], got[1])
+    untouched = np.setdiff1d(np.arange(200), idx[0])
+    np.testing.assert_array_equal(got[0][untouched], p0[untouched])
+    assert not np.array_equal(got[0], p0)
