@@ -24,7 +24,7 @@ from .autograd._tape import (  # noqa: F401
     take_history, unpack_saved, view_info,
 )
 
-__all__ = ["Op", "defop", "call", "wrap", "SCALAR"]
+__all__ = ["Op", "defop", "call", "wrap", "record_if_grad", "SCALAR"]
 
 SCALAR = layout("scalar")  # dispatch-key stand-in for a Python number operand
 _new = object.__new__
@@ -196,11 +196,10 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     result = wrap(data, dt, dev, lay)
     if op.view:
         make_view(result, first, op, params)
-    if _grad_enabled():
-        for x in inputs:
-            if x.__class__ is not int and x.__class__ is not float and getattr(x, "_rg", False):
-                record(op, result, inputs, params)
-                break
+    for x in inputs:
+        if x.__class__ is not int and x.__class__ is not float and getattr(x, "_rg", False):
+            record_if_grad(op, result, inputs, params)
+            break
     return result
 
 
@@ -236,8 +235,8 @@ def _call_dense1(op, x, params, dt):
         data = be.xp.asarray(data)
     elif data.__class__ in _PAYLOAD_LAYOUT:
         result = wrap(data, dt, dev, _PAYLOAD_LAYOUT[data.__class__])
-        if x._rg and _grad_enabled():
-            record(op, result, (x,), params)
+        if x._rg:
+            record_if_grad(op, result, (x,), params)
         return result
     if data.dtype is not dt.np and data.dtype != dt.np:
         data = data.astype(dt.np)
@@ -253,8 +252,8 @@ def _call_dense1(op, x, params, dt):
     t._extra = None
     if op.view:
         make_view(t, x, op, params)
-    if x._rg and _grad_enabled():
-        record(op, t, (x,), params)
+    if x._rg:
+        record_if_grad(op, t, (x,), params)
     return t
 
 
@@ -303,6 +302,16 @@ def register_payload(cls, lay):
 
 
 # ---- recording the graph ----
+
+def record_if_grad(op, result, inputs, params=()):
+    """The record-if-grad rule, in one place: attach ``op``'s node to ``result`` when grad mode is
+    on and some input needs a gradient (``record`` decides which inputs do, and that integer and
+    bool results never do). Every path that builds a result itself (``call``, the hand-written
+    fast paths of the op modules) ends with this. A hot path may skip the call when no input has
+    ``_rg`` set: that pre-filter only saves the call, it never changes what is recorded."""
+    if _grad_enabled():
+        record(op, result, inputs, params)
+
 
 def record(op, result, inputs, params):
     """Attach a backward node for ``op`` to ``result`` if some input needs a gradient."""
