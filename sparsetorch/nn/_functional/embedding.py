@@ -269,11 +269,14 @@ def _bag_bwd_kernel(be, g, psw, ctx):
         e = xp.empty(0, g.dtype)
         slot = K.scratch(xp, ctx.num)
         work = ctx.ids.size * dim
+        args = (ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
+                e if ctx.scale is None else ctx.scale, slot)
         try:
-            with _threads.limit(work):
-                rows, vals = k[2](ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
-                                  e if ctx.scale is None else ctx.scale, slot,
-                                  K.num_threads() if work >= _threads.PAR_MIN_WORK else 1)
+            if work < _threads.PAR_MIN_WORK:  # serial kernels: no thread-count switch needed
+                rows, vals = k[2](*args, 1)
+            else:
+                with _threads.limit(work):
+                    rows, vals = k[2](*args, K.num_threads())
         finally:
             K.release_scratch(ctx.num, slot)
     elif ctx.sparse and be.name != "cpu":
