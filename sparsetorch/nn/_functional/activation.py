@@ -9,9 +9,12 @@ import math
 import warnings
 
 from ... import _ops
-from ..._dispatch import call, defop
+from ..._backend import get_backend
+from ..._dispatch import call, defop, wrap
 from ..._layout import strided
 from ..._ops._util import check_tensor
+from ...autograd.grad_mode import is_grad_enabled
+from .._kernels import pointwise as _pk
 from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import relu_ as _relu_
 from ..._ops.pointwise import sigmoid as _sigmoid
@@ -129,24 +132,50 @@ def _silu_backward(grad, input):
 _silu_op = defop("silu", {S: _silu_kernel}, grads={"input": _silu_backward})
 
 
-def _softplus_kernel(be, x, beta, threshold):
-    bx = x * beta
-    return be.xp.where(bx > threshold, x, be.xp.logaddexp(0, bx) / beta)
+def _plain(grad, input):
+    """A plain backward (no create_graph) over float32/float64 strided tensors: the formula may
+    run a fused kernel on the payloads."""
+    return (not is_grad_enabled() and input.layout is strided and grad.layout is strided
+            and input.dtype is grad.dtype and input.dtype.name in ("float32", "float64"))
 
 
 def _softplus_backward(grad, input, beta, threshold):
+    if _plain(grad, input):
+        g = _pk.softplus_backward(get_backend(input.device), grad._data, input._data, beta,
+                                  threshold)
+        return wrap(g, input.dtype, input.device, strided)
     bx = input * beta
     s = bx.sigmoid()
     over = (bx > threshold).to(grad.dtype)
     return grad * (s + over * (1 - s))
 
 
-_softplus_op = defop("softplus", {S: _softplus_kernel}, params=("beta", "threshold"),
+_softplus_op = defop("softplus", {S: _pk.softplus}, params=("beta", "threshold"),
                      grads={"input": _softplus_backward})
 
-_logsigmoid_op = defop(
-    "logsigmoid", {S: lambda be, x: -be.xp.logaddexp(0, -x)},
-    grads={"input": lambda grad, input: grad * (-input).sigmoid()})
+
+def _logsigmoid_backward(grad, input):
+    if _plain(grad, input):
+        g = _pk.logsigmoid_backward(get_backend(input.device), grad._data, input._data)
+        return wrap(g, input.dtype, input.device, strided)
+    return grad * (-input).sigmoid()
+
+
+# named as torch's node (LogSigmoidBackward0)
+_logsigmoid_op = defop("log_sigmoid", {S: _pk.logsigmoid}, grads={"input": _logsigmoid_backward})
+
+
+def _mish_kernel(be, x):
+    return x * be.xp.tanh(_pk.softplus(be, x, 1.0, 20.0))
+
+
+def _mish_backward(grad, input):
+    s = input.sigmoid()
+    t = softplus(input).tanh()
+    return grad * (t + input * s * (1 - t * t))
+
+
+_mish_op = defop("mish", {S: _mish_kernel}, grads={"input": _mish_backward})
 
 
 def _hardtanh_kernel(be, x, lo, hi):
@@ -231,8 +260,8 @@ def silu(input, inplace=False):
 
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
-    r = input * softplus(input).tanh()
-    return input.copy_(r) if inplace else r
+    _float_input(input, "mish")
+    return _apply(_mish_op, input, (), inplace)
 
 
 def sigmoid(input):

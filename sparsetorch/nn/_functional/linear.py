@@ -4,11 +4,15 @@ import math
 
 from ... import _ops
 from ... import _autocast as _ac
+from ..._dispatch import call
 from ..._dtype import float16, int64
+from ..._layout import strided
+from ..._ops import distance as _dist
 from ..._ops import random as _random
 from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
 from ...autograd import profiler as _profiler
+from . import _fused_linear as _fl
 
 __all__ = [
     "alpha_dropout",
@@ -41,12 +45,27 @@ def linear(input, weight, bias=None):
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape2(input)} and "
             f"{weight.shape[-1]}x{weight.shape[0] if weight.ndim == 2 else 1})")
+    if weight.ndim == 2 and input.layout is strided and weight.layout is strided \
+            and input.dtype is weight.dtype and (bias is None or (
+                bias.layout is strided and bias.dtype is input.dtype and bias.ndim == 1
+                and bias.shape[0] == weight.shape[0])):
+        return _fused_linear(input, weight, bias)
     wt = weight.t() if weight.ndim == 2 else weight
-    if input.ndim == 2 and bias is not None and weight.ndim == 2 and input.layout.name == "strided" \
-            and weight.layout.name == "strided":
-        return _ops.addmm(bias, input, wt)
     out = _ops.matmul(input, wt)
     return out if bias is None else out + bias
+
+
+def _fused_linear(input, weight, bias):
+    """One addmm / mm node (torch's AddmmBackward0 / MmBackward0); other ranks are viewed as
+    2-D around it, as torch does."""
+    x = input if input.ndim == 2 else input.reshape(-1, input.shape[-1])
+    if bias is None:
+        out = call(_fl.mm_op, (x, weight))
+    else:
+        out = call(_fl.addmm_op, (x, weight, bias))
+    if input.ndim != 2:
+        out = out.reshape(tuple(input.shape[:-1]) + (weight.shape[0],))
+    return out
 
 
 def _shape2(x):
@@ -196,12 +215,10 @@ def one_hot(tensor, num_classes=-1):
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     r"""``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
-    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
-    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
+    return _dist.cosine_similarity_composite(x1, x2, dim, eps)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` along the last dim."""
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+    return _dist.pairwise_distance_composite(x1, x2, p, eps, keepdim)
 
