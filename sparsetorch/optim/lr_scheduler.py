@@ -5,10 +5,14 @@ are the closed forms of torch's schedules (identical to torch's recursive update
 when a single scheduler drives the optimizer).
 """
 
+from __future__ import annotations
+
 import math
 import warnings
 import weakref
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any, SupportsFloat
 
 from .optimizer import Optimizer
 
@@ -33,7 +37,7 @@ class LRScheduler:
         last_epoch (int): the index of the last epoch (default: -1, a fresh start).
     """
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -51,16 +55,16 @@ class LRScheduler:
         self._step_count = 0
         self.step()
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         """The learning rates of the current epoch (``last_epoch``); use :meth:`get_last_lr` to read
         the rates in force (a direct call warns, as torch does)."""
         raise NotImplementedError
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """Return the last learning rates computed by the scheduler."""
         return self._last_lr
 
-    def step(self, epoch=None):
+    def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to ``epoch``, deprecated as in torch) and set the groups'
         learning rates. Call it after ``optimizer.step()`` (torch's warning otherwise)."""
         if self._step_count == 1:
@@ -81,11 +85,11 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The scheduler's state: every attribute but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load the scheduler's state (from :meth:`state_dict`)."""
         self.__dict__.update(state_dict)
 
@@ -139,7 +143,12 @@ def _warn_get_lr(sched):
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` a function or a list (one per group)."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
         n = len(optimizer.param_groups)
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * n
@@ -149,11 +158,11 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         # functions are not saved (as torch, which keeps only callable objects' __dict__)
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
 
@@ -161,12 +170,18 @@ class LambdaLR(LRScheduler):
 class StepLR(LRScheduler):
     """Decay each group's lr by ``gamma`` every ``step_size`` epochs."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        step_size: int,
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
 
@@ -174,12 +189,18 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Decay each group's lr by ``gamma`` once the epoch reaches each of ``milestones``."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
         self.milestones = sorted(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         k = bisect_right(self.milestones, self.last_epoch)
         return [b * self.gamma ** k for b in self.base_lrs]
@@ -188,11 +209,11 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Decay each group's lr by ``gamma`` every epoch."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
 
@@ -200,12 +221,18 @@ class ExponentialLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     r"""lr = eta_min + (initial_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2."""
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         c = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
         return [self.eta_min + (b - self.eta_min) * c for b in self.base_lrs]
@@ -214,7 +241,14 @@ class CosineAnnealingLR(LRScheduler):
 class LinearLR(LRScheduler):
     """Scale each group's lr linearly from ``start_factor`` to ``end_factor`` over ``total_iters``."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less "
                              "or equal to 1.")
@@ -225,7 +259,7 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         f = self.start_factor + (self.end_factor - self.start_factor) * (
             min(self.total_iters, self.last_epoch) / self.total_iters)
@@ -236,10 +270,23 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy: warm up to ``max_lr`` then anneal to ``max_lr / div_factor /
     final_div_factor``, cycling momentum (or Adam's beta1) inversely."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
@@ -298,7 +345,7 @@ class OneCycleLR(LRScheduler):
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         _warn_get_lr(self)
         step = self.last_epoch
         if step > self.total_steps:
@@ -336,8 +383,18 @@ class ReduceLROnPlateau(LRScheduler):
     """Reduce each group's lr by ``factor`` once ``metrics`` stopped improving for ``patience``
     epochs (``step(metrics)``)."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | list[float] = 0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         if not isinstance(optimizer, Optimizer):
@@ -366,7 +423,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.last_epoch = 0
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
-    def step(self, metrics, epoch=None):
+    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:  # type: ignore[override]
         current = float(metrics)
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
