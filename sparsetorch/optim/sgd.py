@@ -1,5 +1,9 @@
 """Stochastic gradient descent (optionally with momentum)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .. import _dispatch
 from .._layout import sparse_coo, strided
 from ..sparse import _threads
@@ -7,6 +11,10 @@ from ..sparse._payload import COO
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of, required
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["SGD"]
 
@@ -37,9 +45,21 @@ class SGD(Optimizer):
             weight decay included; a row's buffer starts from zero on its first touch after step 1.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None,
-                 sparse_mode="exact"):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        sparse_mode: str = "exact",
+    ) -> None:
         if lr is not required and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
