@@ -84,7 +84,7 @@ NOT_TABLE_OPS = {
     "mask_grad": "internal gradient masking (every sparse gradcheck goes through it)",
     "sparse_softmax": "torch.sparse.softmax: tests/test_sparse_elementwise.py",
     "sparse_log_softmax": "torch.sparse.log_softmax: tests/test_sparse_elementwise.py",
-    # _ops/misc.py: predicates and global switches return Python values (tests/test_set_ops_misc.py)
+    # _ops/predicates.py: predicates and global switches return Python values (tests/test_set_ops_misc.py)
     "numel": "returns a Python int", "is_tensor": "predicate", "is_floating_point": "predicate",
     "is_complex": "predicate", "is_nonzero": "predicate", "is_same_size": "predicate",
     "detach": "function form of Tensor.detach", "trapz": "alias of trapezoid",
@@ -96,7 +96,9 @@ NOT_TABLE_OPS = {
 }
 OP_FAMILIES = ("pointwise", "shape", "indexing", "reduction", "statistics", "sorting", "linalg",
                "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction",
-               "set_ops", "misc", "misc_pointwise", "misc_stats", "special_fns", "sparse_legacy")
+               "set_ops", "predicates", "arranging", "complex_views", "logexp_gcd", "quantile_cov",
+               "distance", "special_fns", "sparse_legacy", "_join", "_slicing", "_masked", "_scatter",
+               "_index_ops")
 
 
 def test_every_op_has_a_table_row():

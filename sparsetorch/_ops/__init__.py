@@ -1,4 +1,14 @@
-"""Every public op, declared once in the module of its family, re-exported here."""
+"""Every public op, declared once in the module of its family, re-exported here: the one index.
+
+The op modules import each other in one direction (a DAG; imports inside functions count), lowest
+first: helpers (``_util``, ``_data``, ``_reduce``, ``_ranges``, ...), ``sparse_core``,
+``creation``, ``sparse_values`` / ``sparse_elementwise``, ``pointwise``, the shape family
+(``sparse_shape``, ``shape``, ``_join``), the indexing family (``_sparse_slicing``, ``indexing``,
+``_masked``, ``_scatter``, ``_index_ops``, ``_slicing``), ``conversion``, the reduction family
+(``sorting``, ``sparse_reduction``, ``reduction``, ``statistics``), the linalg family (``einsum``,
+``matrix``, ``sparse_linalg``, ``linalg``, ``sparse_mm``), then the rest. Where a lower module
+needs an op declared above it, it calls the Tensor method (``t.nonzero()``, ``v.mul(c)``).
+"""
 
 from .pointwise import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -15,6 +25,8 @@ from .reduction import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .einsum import *  # noqa: F401,F403
+from .matrix import *  # noqa: F401,F403
 from .sparse_core import *  # noqa: F401,F403
 from .sparse_shape import *  # noqa: F401,F403
 from ._sparse_slicing import *  # noqa: F401,F403
@@ -26,11 +38,13 @@ from .conversion import (  # noqa: F401 - Tensor-method helpers (not public torc
 )
 from .pointwise import rdiv, rfloordiv, rpow, rremainder, rsub  # noqa: F401 - reflected operators
 from .set_ops import *  # noqa: F401,F403
-from .misc import *  # noqa: F401,F403
-from .misc_stats import *  # noqa: F401,F403
-from .distance import *  # noqa: F401,F403 - pdist
+from .predicates import *  # noqa: F401,F403
+from .arranging import *  # noqa: F401,F403
+from .complex_views import *  # noqa: F401,F403
+from .quantile_cov import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403 - pdist, cdist, cosine_similarity, pairwise_distance
 from .tensor_inplace import fill_diagonal_, set_  # noqa: F401 - Tensor methods only
-from .misc_pointwise import *  # noqa: F401,F403
+from .logexp_gcd import *  # noqa: F401,F403
 from .special_fns import *  # noqa: F401,F403 - i0, igamma, igammac, mvlgamma (torch top-level)
 from .pinning import is_pinned as _is_pinned, pin_memory as _pin_memory  # noqa: F401 - methods only
 from .sharing import is_shared, share_memory_  # noqa: F401 - Tensor methods (shared memory)

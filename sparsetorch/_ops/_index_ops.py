@@ -1,5 +1,5 @@
 """index_select/index_add/index_copy/index_fill and take/take_along_dim of the indexing family
-(re-exported by :mod:`.indexing`). Gradients: index_select <-> index_add; index_copy and
+(above :mod:`.indexing` and :mod:`._scatter`, whose helpers it uses). Gradients: index_select <-> index_add; index_copy and
 index_fill zero the written slices of the input's gradient."""
 
 from .. import _autocast as _ac

@@ -1,4 +1,4 @@
-"""Masked ops and nonzero of the indexing family (re-exported by :mod:`.indexing`):
+"""Masked ops and nonzero of the indexing family (above :mod:`.indexing`):
 masked_fill, masked_select, masked_scatter (with broadcasting of input and mask), nonzero,
 argwhere."""
 

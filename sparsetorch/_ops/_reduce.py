@@ -1,8 +1,9 @@
 """Shared machinery of the reduction modules: dim normalization, keepdim shapes, the private
-reshape/expand ops that derivative formulas use, the ``sum`` op, and torch's dtype names.
+reshape/expand/transpose ops that derivative formulas use (``reshape_to``, ``mT``), the ``sum``
+op, and torch's dtype names.
 
-Private: ``reduction.py``, ``statistics.py`` and ``linalg.py`` import from here; the public ops
-are re-exported by ``reduction.py``.
+Private: ``reduction.py``, ``statistics.py``, ``linalg.py`` and ``sparse_linalg.py`` import
+from here; the public ``sum`` is ``reduction.py``'s.
 """
 
 import contextlib
@@ -160,3 +161,14 @@ def sum_axes(x, axes, keepdim=False):
     """``sum`` over already-normalized ``axes`` (None: all), as the formulas need it."""
     dt = sum_dtype(x.dtype, None)
     return call(_sum_op, (x,), (axes, keepdim, tuple(x.shape)), dt, dt)
+
+
+# ---- the matrix transpose of the last two dims (formulas of linalg and sparse_linalg) ----
+
+_mT_op = defop("_mT", {S: lambda be, x: be.xp.swapaxes(x, -1, -2)},
+               grads={"input": lambda grad: mT(grad)})
+
+
+def mT(x):
+    """``x`` with its last two dims swapped (internal)."""
+    return call(_mT_op, (x,))

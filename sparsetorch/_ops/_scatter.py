@@ -1,4 +1,4 @@
-"""gather/scatter/scatter_add/scatter_reduce of the indexing family (re-exported by :mod:`.indexing`).
+"""gather/scatter/scatter_add/scatter_reduce of the indexing family (above :mod:`.indexing`).
 
 Gradients follow torch's derivatives.yaml: gather <-> scatter_add, index_select <-> index_add,
 index_copy/index_fill zero the written region of the input's gradient. Shapes come from params,

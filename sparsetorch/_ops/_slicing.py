@@ -1,4 +1,5 @@
-"""Slicing views and copying reshapes of the shape family (re-exported by :mod:`.shape`):
+"""Slicing views and copying reshapes of the shape family (above :mod:`.shape` and the
+indexing family, whose ``put_key``/``index_select`` it uses):
 narrow/select/split/chunk/unbind/unfold (views) and flip/roll/repeat/tile/repeat_interleave
 (copies). A slicing view's gradient is ``grad`` put into zeros at the slice."""
 

@@ -3,6 +3,7 @@
 import numbers
 
 from .. import _dispatch
+from .._layout import strided
 from .._tensor import Tensor
 
 __all__ = ["is_scalar", "check_tensor", "norm_dim", "norm_dims", "inplace_of", "with_out"]
@@ -53,6 +54,14 @@ def norm_dims(dim, ndim, fname="op"):
     return (norm_dim(dim, ndim, fname),)
 
 
+def dense_only(input, fname):
+    """Refuse a sparse ``input`` (an op with strided kernels only) with the ``.to_dense()`` hint."""
+    if input.layout is not strided:
+        raise NotImplementedError(
+            f"{fname}: not implemented for layouts ({input.layout.name}). Convert the sparse "
+            f"input with .to_dense() first.")
+
+
 def inplace_of(fn, name=None):
     """Derive ``op_(self, ...)`` from the functional ``op`` (computed, then written into self)."""
     name = name or fn.__name__ + "_"
@@ -70,3 +79,16 @@ def with_out(result, out, name):
     if out is None:
         return result
     return _dispatch.write_out(result, out, name)
+
+
+# ---- torch's wording in matrix-product errors ----
+
+CPP_NAME = {  # torch's C++ type names, used in the mm dtype message ("float != double")
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
+    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+    "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
+
+
+def _dims_str(shape):
+    return "x".join(map(str, shape))

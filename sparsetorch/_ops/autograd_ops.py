@@ -38,7 +38,7 @@ def _complex_outside(grad, view_fn):
     """``grad`` with the view region zeroed, per real component: a view may select only the
     real or imaginary parts (``x.real``, ``x.imag``)."""
     from .creation import ones
-    from .misc import view_as_complex, view_as_real
+    from .complex_views import view_as_complex, view_as_real
 
     keep = ones(tuple(grad.shape) + (2,), dtype=grad.dtype.to_real(), device=grad.device)
     with no_grad():

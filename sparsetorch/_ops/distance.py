@@ -1,6 +1,6 @@
-"""pdist: the p-norm distance between every pair of rows of a 2-D tensor.
+"""Distances: pdist, cdist, cosine_similarity, pairwise_distance.
 
-A composition of differentiable ops over the ``n (n - 1) / 2`` row pairs (i < j, row-major, the
+pdist, the p-norm distance between every pair of rows of a 2-D tensor, is a composition of differentiable ops over the ``n (n - 1) / 2`` row pairs (i < j, row-major, the
 upper triangle of ``cdist(x, x)``), with torch's gradient conventions: a zero distance, and for
 ``p < 1`` a zero component, gets a zero gradient; for ``p = inf`` every component attaining the
 maximum gets the full gradient (not a share of it).
@@ -10,11 +10,12 @@ import math
 import numbers
 
 from .. import _autocast as _ac
+from .. import _dtype as D
 from .._layout import strided
 from ._ranges import triu_indices
-from ._util import check_tensor
+from ._util import check_tensor, dense_only
 
-__all__ = ["pdist"]
+__all__ = ["cdist", "cosine_similarity", "pairwise_distance", "pdist"]
 
 
 @_ac.policy(_ac.FP32)
@@ -54,3 +55,75 @@ def pdist(input, p=2):
     zero = s == 0
     safe = s.masked_fill(zero, 1.0)
     return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
+
+
+# ---- distances ----
+
+@_ac.policy(_ac.FP32)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Computes the batched p-norm distance between each pair of the two collections of row
+    vectors: ``x1`` (B x P x M) and ``x2`` (B x R x M) give B x P x R."""
+    check_tensor(x1, "cdist", "x1")
+    check_tensor(x2, "cdist", "x2")
+    dense_only(x1, "cdist")
+    dense_only(x2, "cdist")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_tname(t.dtype)}")
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    if not isinstance(p, numbers.Real) or p < 0 or math.isnan(p):
+        raise RuntimeError(f"cdist only supports non-negative p values (got {p})")
+    dd = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+    if p == 0:
+        return (dd != 0).sum(-1).to(dd.dtype)
+    if math.isinf(p):
+        return dd.abs().amax(-1)
+    if p == 1:
+        return dd.abs().sum(-1)
+    # |d|^p summed, then the p-th root; zero distances get a zero gradient (torch does too)
+    a = dd.abs()
+    s = (a * a).sum(-1) if p == 2 else a.pow(p).sum(-1)
+    zero = s == 0
+    safe = s.masked_fill(zero, 1.0)
+    return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
+
+
+def _tname(dt):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Returns cosine similarity between ``x1`` and ``x2``, computed along ``dim``."""
+    check_tensor(x1, "cosine_similarity", "x1")
+    check_tensor(x2, "cosine_similarity", "x2")
+    if not (D.result_type(x1, x2).is_floating_point or D.result_type(x1, x2).is_complex):
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           + _tname(D.result_type(x1, x2)))
+    return cosine_similarity_composite(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The pairwise distance ``||x1 - x2 + eps||_p`` between input vectors, along the last dim."""
+    check_tensor(x1, "pairwise_distance", "x1")
+    check_tensor(x2, "pairwise_distance", "x2")
+    return pairwise_distance_composite(x1, x2, p, eps, keepdim)
+
+
+# ---- the composites, shared with nn.functional (which checks nothing more) ----
+
+def cosine_similarity_composite(x1, x2, dim, eps):
+    r"""``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance_composite(x1, x2, p, eps, keepdim):
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)

@@ -2,7 +2,7 @@
 
 Equations are parsed once (``'...'`` spelled out as fresh letters, implicit outputs resolved as
 torch does: ellipsis dims first, then the letters used once, sorted), so the kernel and the
-derivative formulas see explicit subscripts only. Re-exported by ``linalg.py``.
+derivative formulas see explicit subscripts only.
 """
 
 import inspect

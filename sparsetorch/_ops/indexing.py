@@ -1,4 +1,4 @@
-"""Indexing: ``x[key]``, ``x[key] = value``, index_put, and the masked_* ops and nonzero.
+"""Indexing: ``x[key]``, ``x[key] = value``, index_put: the lowest module of the indexing family.
 
 torch indexes in two steps: integers, slices, ``None`` and ``...`` give a *view*; index tensors
 (integer or bool) then give a *copy* (advanced indexing, with NumPy's placement rules). The
@@ -6,7 +6,7 @@ key is parsed once into payload-level items (``_parse_key``) and applied by ops 
 carry the key. Gradients: a view's is ``grad`` put into zeros at the key; an advanced index's
 is ``grad`` *accumulated* there (repeated indices add up). The masked ops and nonzero live in
 :mod:`._masked`, gather/scatter in :mod:`._scatter`, the index_* ops and take in
-:mod:`._index_ops`; all are re-exported here.
+:mod:`._index_ops` (each above this one; ``_ops/__init__.py`` is the index).
 """
 
 import math

@@ -2,10 +2,11 @@
 add-product family (addmm, addmv, baddbmm, addr and their in-place forms).
 
 Products require equal dtypes (as torch); ``outer`` promotes. Kernels are keyed by layout tuple
-(only strided for now: sparse ``mm``/``addmm`` are later dict entries). Gradients are named
+(the strided kernels here; every pair with a sparse operand is a composition in
+``sparse_linalg.py``, and addmm's sparse last step, ``add_product_sparse``, is here). Gradients are named
 ``_<op>_<input>_backward`` functions written with sparsetorch ops, so they give higher
 derivatives. ``einsum``/``tensordot`` live in ``einsum.py``; diagonals, triangles, trace, cross
-and kron in ``matrix.py``; both are re-exported here, so ``__all__`` is the whole family.
+and kron in ``matrix.py`` (``_ops/__init__.py`` imports each module of the family).
 """
 
 from .. import _autocast as _ac
@@ -17,12 +18,14 @@ from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
-from ._reduce import TORCH_NAME, reshape_to
-from ._util import check_tensor, inplace_of, with_out
-from .einsum import einsum, tensordot
-from .matrix import (  # noqa: F401 - re-exported public ops
-    cross, diag, diag_embed, diagonal, kron, trace, tril, tril_, triu, triu_,
-)
+from ..sparse._payload import COO
+from . import sparse_linalg as _spl
+from ._join import cat
+from ._reduce import TORCH_NAME, mT, reshape_to
+from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
+from .sparse_linalg import _canon, _pattern, _scalar
+from ._util import CPP_NAME, _dims_str, check_tensor, inplace_of, with_out
+from .einsum import tensordot
 
 S = (strided,)
 SS = (strided, strided)
@@ -31,16 +34,10 @@ _ac_active = _ac.active
 
 __all__ = [
     "mm", "matmul", "rmatmul", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
-    "addmv", "baddbmm", "addbmm", "addbmm_", "addr", "addmm_", "addmv_", "baddbmm_", "addr_", "einsum", "tensordot",
-    "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "tril_", "triu_", "cross", "kron",
+    "addmv", "baddbmm", "addbmm", "addbmm_", "addr", "addmm_", "addmv_", "baddbmm_", "addr_",
 ]
 
 _BF16_NP = bfloat16.np
-CPP_NAME = {  # torch's C++ type names, used in the mm dtype message ("float != double")
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
-    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-    "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}
 
 
 def _same_dtype(a, b):
@@ -51,20 +48,7 @@ def _same_dtype(a, b):
         )
 
 
-def _dims_str(shape):
-    return "x".join(map(str, shape))
-
-
 # ---- private helpers for formulas ----
-
-_mT_op = defop("_mT", {S: lambda be, x: be.xp.swapaxes(x, -1, -2)},
-               grads={"input": lambda grad: mT(grad)})
-
-
-def mT(x):
-    """``x`` with its last two dims swapped (internal)."""
-    return call(_mT_op, (x,))
-
 
 def _unsqueeze(x, d):
     shape = list(x.shape)
@@ -80,18 +64,8 @@ def _squeeze(x, d):
 
 # ---- sparse operands: composite entries served by sparse_linalg.py ----
 
-def _sparse(name):
-    """Kernel-table entries for every layout pair with a sparse operand: the composition
-    ``sparse_linalg.<name>`` (imported on first use; it imports this module)."""
-    found = []
-
-    def fn(*args):
-        if not found:
-            from . import sparse_linalg
-
-            found.append(getattr(sparse_linalg, name))
-        return found[0](*args)
-
+def _sparse(fn):
+    """Kernel-table entries for every layout pair with a sparse operand: the composition ``fn``."""
     entry = composite(fn)
     lays = (strided, sparse_coo, sparse_csr)
     return {(a, b): entry for a in lays for b in lays if (a, b) != SS}
@@ -129,21 +103,21 @@ def _matmul_other_backward(grad, input, other):
 
 
 _matmul_op = defop(
-    "matmul", {SS: _matmul_kernel, **_sparse("matmul_sparse")}, inputs=("input", "other"),
+    "matmul", {SS: _matmul_kernel, **_sparse(_spl.matmul_sparse)}, inputs=("input", "other"),
     grads={"input": _matmul_input_backward, "other": _matmul_other_backward},
 )
 _mm_op = defop(
-    "mm", {SS: _matmul_kernel, **_sparse("mm_sparse")}, inputs=("input", "mat2"),
+    "mm", {SS: _matmul_kernel, **_sparse(_spl.mm_sparse)}, inputs=("input", "mat2"),
     grads={"input": lambda grad, mat2: mm(grad, mT(mat2)),
            "mat2": lambda grad, input: mm(mT(input), grad)},
 )
 _bmm_op = defop(
-    "bmm", {SS: _matmul_kernel, **_sparse("bmm_sparse")}, inputs=("input", "mat2"),
+    "bmm", {SS: _matmul_kernel, **_sparse(_spl.bmm_sparse)}, inputs=("input", "mat2"),
     grads={"input": lambda grad, mat2: bmm(grad, mT(mat2)),
            "mat2": lambda grad, input: bmm(mT(input), grad)},
 )
 _mv_op = defop(
-    "mv", {SS: _matmul_kernel, **_sparse("mv_sparse")}, inputs=("input", "vec"),
+    "mv", {SS: _matmul_kernel, **_sparse(_spl.mv_sparse)}, inputs=("input", "vec"),
     grads={"input": lambda grad, vec: outer(grad, vec),
            "vec": lambda grad, input: mv(mT(input), grad)},
 )
@@ -369,8 +343,33 @@ def _axpby_kernel(be, c, p, beta, alpha):
     return r
 
 
+def add_product_sparse(input, product, beta, alpha):
+    """``beta * input + alpha * product`` where one of them is sparse (addmm's last step)."""
+    if product.layout is strided or input.layout is strided:  # the result is dense: linalg's dense op
+        return call(_axpby_op, (to_dense(input), to_dense(product)), (beta, alpha))
+    if tuple(input.shape) != tuple(product.shape):
+        raise RuntimeError(
+            f"addmm: a sparse input must have the product's shape {list(product.shape)}, got "
+            f"{list(input.shape)}"
+        )
+    both_csr = input.layout is sparse_csr and product.layout is sparse_csr
+    pc = _canon(_scalar(to_sparse_coo(product)))
+    pv = values(pc)
+    if beta == 0:
+        r = with_values(pc, pv * alpha if alpha != 1 else pv)
+    else:
+        ic = _canon(_scalar(to_sparse_coo(input)))
+        xp = get_backend(product.device).xp
+        q = COO(xp.concatenate([ic._data.indices, pc._data.indices], 1),
+                xp.concatenate([ic._data.values, pc._data.values]), pc.shape, False)
+        iv = values(ic)
+        v = cat([iv * beta if beta != 1 else iv, pv * alpha if alpha != 1 else pv])
+        r = coalesce(with_values(_pattern(q, pc), v))
+    return to_sparse_csr(r) if both_csr else r
+
+
 _axpby_op = defop(
-    "_add_product", {SS: _axpby_kernel, **_sparse("add_product_sparse")},
+    "_add_product", {SS: _axpby_kernel, **_sparse(add_product_sparse)},
     inputs=("input", "product"), params=("beta", "alpha"),
     grads={"input": lambda grad, beta: grad * beta, "product": lambda grad, alpha: grad * alpha},
 )

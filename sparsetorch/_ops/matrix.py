@@ -1,5 +1,5 @@
 """Matrix structure: diagonal (a writable view), diag, diag_embed, trace, tril/triu (and their
-in-place forms), cross, kron. Re-exported by ``linalg.py``.
+in-place forms), cross, kron. Below ``linalg.py``, which uses them.
 """
 
 from .. import _dtype as D

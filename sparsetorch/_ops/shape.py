@@ -1,12 +1,14 @@
-"""Shape and view ops: view/reshape, transpose/permute, squeeze/unsqueeze, expand, narrow/select,
-split/chunk, flip/roll/repeat, unfold, and the strided-layout queries (stride, is_contiguous).
+"""Shape and view ops: view/reshape, transpose/permute, squeeze/unsqueeze, expand, flatten,
+movedim, and the strided-layout queries (stride, is_contiguous): the lowest module of the shape
+family.
 
 A *view* op (declared ``view=True``) returns a tensor that shares memory and the version counter
 with its input: its strided kernel returns a ``be.xp`` view. Gradients take shapes from params
 (``in_shape``), never from a saved input, so modifying the input in place later does not
 invalidate the graph (torch saves sizes only, too). Slicing views and copying reshapes (narrow,
 split, unfold, flip, repeat, ...) live in :mod:`._slicing`, joining and broadcasting ops (cat,
-stack, meshgrid, broadcast_tensors, atleast_*d) in :mod:`._join`; both are re-exported here.
+stack, meshgrid, broadcast_tensors, atleast_*d) in :mod:`._join`; both import from this one
+(``_ops/__init__.py`` is the index).
 """
 
 import numbers

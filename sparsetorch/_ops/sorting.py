@@ -7,7 +7,7 @@ positions, so the gradient goes to exactly the chosen element as in torch. Resul
 (which also satisfies ``stable=False``); NaN sorts as the largest value, as in torch.
 Among tied values, ``topk``/``kthvalue`` return the first index in stable order; torch's
 quickselect may pick another tied index (torch documents no order), so values always match
-torch but tie indices may not. Re-exported by ``reduction.py``.
+torch but tie indices may not. Below ``reduction.py``, which uses it.
 """
 
 import operator

@@ -1,8 +1,9 @@
 """Structure ops on sparse COO and CSR tensors: transpose/permute, squeeze/unsqueeze,
-reshape/view, cat/stack, narrow/select/index_select, basic indexing, clone, sparse_resize_.
+reshape/view, clone, narrow_copy, and the helpers of the sparse slicing (``_sparse_slicing.py``)
+and joining (cat/stack, in ``_join.py``) entries.
 
 Each op is a *composite* (``_dispatch.composite``) in the kernel table of its dense op
-(``shape.py``, ``_slicing.py``, ``_join.py``, ``_index_ops.py``, ``conversion.py``): the new
+(``shape.py``, ``conversion.py``; the slicing and joining ones in the modules named above): the new
 indices are computed on the payload (``sparse/_structure.py``, no autograd), and the values are
 the input's stored values passed through differentiable dense ops (``values``, a row gather,
 ``cat``) and attached with ``with_values``. So every op has masked gradients - the gradient of a

@@ -13,7 +13,7 @@ from .._layout import strided
 from .._ops._join import cat
 from .._ops._slicing import narrow, select
 from .._ops.creation import ones, zeros
-from .._ops.misc import view_as_real
+from .._ops.complex_views import view_as_real
 from .._ops.pointwise import conj
 from .._ops.shape import reshape
 

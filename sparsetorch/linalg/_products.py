@@ -3,6 +3,7 @@
 
 from .. import _autocast as _ac
 from .._ops import linalg as _core
+from .._ops import matrix as _matrix
 from .._tensor import Tensor
 
 __all__ = ["cross", "diagonal", "matmul", "multi_dot", "vecdot"]
@@ -16,13 +17,13 @@ def matmul(input, other, *, out=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """Alias for :func:`sparsetorch.diagonal` with defaults ``dim1=-2, dim2=-1`` (the diagonal
     of each matrix of a batch)."""
-    return _core.diagonal(A, offset, dim1, dim2)
+    return _matrix.diagonal(A, offset, dim1, dim2)
 
 
 def cross(input, other, *, dim=-1, out=None):
     """Computes the cross product of two 3-vectors along ``dim`` (default -1; batch dims
     broadcast)."""
-    return _core.cross(input, other, dim=dim, out=out)
+    return _matrix.cross(input, other, dim=dim, out=out)
 
 
 @_ac.policy(_ac.LOWER)

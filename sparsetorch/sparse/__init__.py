@@ -13,13 +13,18 @@ _LEGACY = ("BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatT
 _OPS = ("addmm", "check_sparse_tensor_invariants", "from_scipy", "log_softmax", "mm",
         "sampled_addmm", "softmax", "sparse_coo_tensor", "sparse_csr_tensor", "sum", "to_scipy")
 
-__all__ = sorted(("DenseAllocationError", "densify_limit", "get_densify_limit", "set_densify_limit")
-                 + _OPS + _LEGACY)
+__all__ = [  # sorted
+    "BFloat16Tensor", "ByteTensor", "CharTensor", "DenseAllocationError", "DoubleTensor",
+    "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "addmm",
+    "check_sparse_tensor_invariants", "densify_limit", "from_scipy", "get_densify_limit",
+    "log_softmax", "mm", "sampled_addmm", "set_densify_limit", "softmax", "sparse_coo_tensor",
+    "sparse_csr_tensor", "sum", "to_scipy",
+]
 
 
 def _ops_names():
     from .._ops.sparse_core import sparse_coo_tensor, sparse_csr_tensor
-    from .._ops.sparse_linalg import addmm, mm, sampled_addmm
+    from .._ops.sparse_mm import addmm, mm, sampled_addmm
     from .._ops.sparse_reduction import sparse_log_softmax, sparse_softmax, sparse_sum
     from .._ops.sparse_scipy import check_sparse_tensor_invariants, from_scipy, to_scipy
 

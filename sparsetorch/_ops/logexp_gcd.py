@@ -1,4 +1,5 @@
-"""Pointwise and cumulative ops of torch's top level: logaddexp2, logcumsumexp, gcd, lcm.
+"""Pointwise and cumulative ops of torch's top level beyond ``pointwise.py``: logaddexp2,
+logcumsumexp, gcd, lcm.
 
 logaddexp2, gcd and lcm are binary ops declared with pointwise.binary (broadcasting, type
 promotion, out=); logcumsumexp is one defop whose backward is a pair of adjoint ops, so its

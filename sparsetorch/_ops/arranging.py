@@ -1,10 +1,8 @@
-"""Small top-level utilities torch code reaches for: predicates (numel, is_tensor, ...), the
-thread/determinism switches, splitting and arranging helpers (tensor_split, rot90, block_diag,
-cartesian_prod, combinations), diff, trapezoid and unravel_index. (logaddexp2, logcumsumexp,
-gcd and lcm are in misc_pointwise.py.)
+"""Splitting and arranging at torch's top level: tensor_split (h/v/dsplit), row_stack, rot90,
+block_diag, cartesian_prod, combinations; diff, trapezoid (trapz) and unravel_index.
 
-The differentiable ops here are compositions of differentiable sparsetorch ops (narrow, cat,
-flip, ...), so their gradients come from their parts, higher derivatives included.
+They are compositions of differentiable sparsetorch ops (narrow, cat, flip, ...), so their
+gradients come from their parts, higher derivatives included.
 """
 
 import itertools
@@ -12,172 +10,26 @@ import math
 import numbers
 
 from .. import _dtype as D
-from .. import _flags
-from .._dispatch import call, defop
-from .._layout import strided
 from .._tensor import Tensor
 from . import pointwise as _pw
 from . import _join
-from .sparse_values import values_kernels
 from ._util import check_tensor, norm_dim
 
 __all__ = [
-    "are_deterministic_algorithms_enabled",
     "block_diag",
     "cartesian_prod",
     "combinations",
-    "detach",
     "diff",
     "dsplit",
-    "get_deterministic_debug_mode",
-    "get_num_threads",
     "hsplit",
-    "is_complex",
-    "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point",
-    "is_nonzero",
-    "is_same_size",
-    "is_tensor",
-    "numel",
     "rot90",
     "row_stack",
-    "set_deterministic_debug_mode",
-    "set_num_threads",
     "tensor_split",
     "trapezoid",
     "trapz",
     "unravel_index",
-    "use_deterministic_algorithms",
-    "view_as_complex",
-    "view_as_real",
-    "real",
-    "imag",
     "vsplit",
 ]
-
-# ---- predicates ----
-
-def numel(input):
-    """Returns the total number of elements in the ``input`` tensor."""
-    return check_tensor(input, "numel").numel()
-
-
-def is_tensor(obj):
-    """Returns True if ``obj`` is a sparsetorch tensor."""
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input):
-    """Returns True if the data type of ``input`` is a floating point data type."""
-    return check_tensor(input, "is_floating_point").dtype.is_floating_point
-
-
-def is_complex(input):
-    """Returns True if the data type of ``input`` is a complex data type."""
-    return check_tensor(input, "is_complex").dtype.is_complex
-
-
-def is_nonzero(input):
-    """Returns True if the single-element ``input`` is not equal to zero after type conversions."""
-    check_tensor(input, "is_nonzero")
-    n = input.numel()
-    if n == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-    if n > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return bool(input.item() != 0)
-
-
-def is_same_size(input, other):
-    """True if ``input`` and ``other`` have the same shape."""
-    check_tensor(input, "is_same_size")
-    check_tensor(other, "is_same_size", "other")
-    return tuple(input.shape) == tuple(other.shape)
-
-
-def detach(input):
-    """Returns a new tensor, detached from the current graph (sharing storage)."""
-    return check_tensor(input, "detach").detach()
-
-
-# ---- threads and determinism ----
-
-_STATE = {"threads": None}
-
-
-def _numba():
-    try:
-        import numba
-    except ImportError:  # numba is optional: the count is then only recorded
-        return None
-    return numba
-
-
-def get_num_threads():
-    """Returns the number of threads used for parallelizing CPU operations (numba's)."""
-    nb = _numba()
-    if nb is not None:
-        return int(nb.get_num_threads())
-    return _STATE["threads"] or 1
-
-
-def set_num_threads(int):
-    """Sets the number of threads used for intraop parallelism on CPU (numba's thread count,
-    capped at the number numba was started with)."""
-    n = int
-    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-        raise TypeError(f"set_num_threads(): argument 'int' must be int, not {type(n).__name__}")
-    if n <= 0:
-        raise RuntimeError(f"set_num_threads(): number of threads must be positive, got {n}")
-    _STATE["threads"] = n
-    nb = _numba()
-    if nb is not None:
-        nb.set_num_threads(min(n, nb.config.NUMBA_NUM_THREADS))
-
-
-def use_deterministic_algorithms(mode, *, warn_only=False):
-    """Sets whether operations must use deterministic algorithms. Every CPU kernel of
-    sparsetorch is deterministic already; on CUDA the flag replaces the atomic scatter-adds
-    (``scatter_add``, ``index_add``, ``index_put`` with accumulate, embedding and sparse
-    gradients) by a sorted segment sum with a fixed order (docs/design-notes.md)."""
-    if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, "
-                        f"not {type(mode).__name__}")
-    _flags.STATE["deterministic"] = mode
-    _flags.STATE["warn_only"] = bool(warn_only)
-
-
-def are_deterministic_algorithms_enabled():
-    """Returns True if the global deterministic flag is turned on."""
-    return _flags.STATE["deterministic"]
-
-
-def is_deterministic_algorithms_warn_only_enabled():
-    """Returns True if the global deterministic flag is set to warn only."""
-    return _flags.STATE["warn_only"]
-
-
-def set_deterministic_debug_mode(debug_mode):
-    """Sets the debug mode for deterministic operations: ``"default"`` / 0 (off), ``"warn"`` / 1
-    (deterministic, warn only), ``"error"`` / 2 (deterministic)."""
-    if isinstance(debug_mode, str):
-        names = ("default", "warn", "error")
-        if debug_mode not in names:
-            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
-                               f"`error`, but got {debug_mode}")
-        debug_mode = names.index(debug_mode)
-    elif not isinstance(debug_mode, numbers.Integral) or isinstance(debug_mode, bool):
-        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
-    if debug_mode not in (0, 1, 2):
-        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
-    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
-
-
-def get_deterministic_debug_mode():
-    """The current debug mode for deterministic operations (0, 1 or 2; see the setter)."""
-    if not are_deterministic_algorithms_enabled():
-        return 0
-    return 1 if is_deterministic_algorithms_warn_only_enabled() else 2
 
 
 # ---- splitting and arranging ----
@@ -429,88 +281,3 @@ def unravel_index(indices, shape):
         coords.append(_pw.remainder(idx, s) if s else idx)
         idx = _pw.floor_divide(idx, s) if s else idx
     return tuple(reversed(coords))
-
-
-# ---- complex views ----
-
-def _as_real_kernel(be, x):
-    real = x.real.dtype  # complex64 -> float32, complex128 -> float64
-    return x.reshape(x.shape or (1,)).view(real).reshape(x.shape + (2,))
-
-
-def _as_complex_kernel(be, x):
-    cplx = be.xp.result_type(x.dtype, be.xp.complex64)
-    return x.view(cplx).reshape(x.shape[:-1])
-
-
-_view_as_real_op = defop("view_as_real", {(strided,): _as_real_kernel}, view=True,
-                         grads={"input": lambda grad: view_as_complex(grad.contiguous())})
-_view_as_complex_op = defop("view_as_complex", {(strided,): _as_complex_kernel}, view=True,
-                            grads={"input": lambda grad: view_as_real(grad)},
-                            holomorphic=False)  # complex grad -> its (re, im) pairs, no conj
-
-
-def view_as_real(input):
-    """Returns a view of the complex ``input`` as a real tensor with a last dimension of size 2
-    holding the real and imaginary parts."""
-    check_tensor(input, "view_as_real")
-    if not input.dtype.is_complex:
-        raise RuntimeError("view_as_real is only supported for complex tensors (got "
-                           f"{input.dtype}); build one with torch.complex(real, imag)")
-    real = D.float32 if input.dtype is D.complex64 else D.float64
-    return call(_view_as_real_op, (input,), (), real)
-
-
-def view_as_complex(input):
-    """Returns a view of ``input`` (float or double, last dimension of size 2 and stride 1) as
-    a complex tensor."""
-    check_tensor(input, "view_as_complex")
-    if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError("view_as_complex is only supported for half, float and double "
-                           f"tensors, but got a tensor of scalar type: {input.dtype}")
-    if input.ndim == 0 or input.shape[-1] != 2:
-        raise RuntimeError("Tensor must have a last dimension of size 2")
-    if input.layout is strided and input._data.size and input._data.strides[-1] != input._data.itemsize:
-        raise RuntimeError("Tensor must have a last dimension with stride 1 (call .contiguous() "
-                           "first)")
-    cplx = D.complex64 if input.dtype is D.float32 else D.complex128
-    return call(_view_as_complex_op, (input,), (), cplx)
-
-
-# ---- real / imag: views of a complex tensor's parts (Tensor.real / Tensor.imag) ----
-
-def _part_kernel(part):
-    def kernel(be, x, cdt):
-        return getattr(x, part)  # a strided view of the complex buffer (NumPy and CuPy alike)
-    return kernel
-
-
-def _sparse_part(part):
-    return lambda v, cdt: (real if part == "real" else imag)(v)
-
-
-_real_op = defop("real", {(strided,): _part_kernel("real")}, params=("cdt",), view=True, holomorphic=False,
-                 grads={"input": lambda grad, cdt: grad.to(cdt)})
-_imag_op = defop("imag", {(strided,): _part_kernel("imag")}, params=("cdt",), view=True, holomorphic=False,
-                 grads={"input": lambda grad, cdt: grad.to(cdt) * 1j})
-for _op, _part in ((_real_op, "real"), (_imag_op, "imag")):
-    _op.kernels.update(values_kernels(_sparse_part(_part), linear=True))
-del _op, _part
-
-
-def real(input):
-    """The real part of a complex ``input`` as a view sharing its memory (a real tensor is returned
-    as it is; COO and CSR: of the stored values)."""
-    check_tensor(input, "real")
-    if not input.dtype.is_complex:
-        return input
-    return call(_real_op, (input,), (input.dtype,), input.dtype.to_real())
-
-
-def imag(input):
-    """The imaginary part of a complex ``input`` as a view sharing its memory (COO and CSR: of
-    the stored values)."""
-    check_tensor(input, "imag")
-    if not input.dtype.is_complex:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return call(_imag_op, (input,), (input.dtype,), input.dtype.to_real())

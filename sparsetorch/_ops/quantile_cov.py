@@ -1,5 +1,6 @@
-"""Statistics and distances at torch's top level: quantile, nanquantile, nanmedian, mode, msort,
-cov, corrcoef, cdist, cosine_similarity, pairwise_distance.
+"""Order statistics and covariance at torch's top level: quantile, nanquantile, nanmedian, mode,
+msort, cov, corrcoef. (The distances cdist, cosine_similarity, pairwise_distance are in
+``distance.py``.)
 
 The differentiable ones are compositions of differentiable sparsetorch ops (sort, gather,
 matmul, norm, ...), so their gradients come from their parts (double backward included). The
@@ -7,7 +8,6 @@ index searches (which element is the median / the mode) are done on the payload 
 ``be.xp``; the values are then gathered from the input, differentiably, as torch does.
 """
 
-import math
 import numbers
 import warnings
 
@@ -16,31 +16,21 @@ from .. import _autocast as _ac
 from .._dispatch import get_backend, wrap
 from .._layout import strided
 from .._tensor import Tensor
-from ._util import check_tensor, norm_dim, with_out
+from ._util import check_tensor, dense_only, norm_dim, with_out
 from .sorting import return_type
 
 __all__ = [
-    "cdist",
     "corrcoef",
-    "cosine_similarity",
     "cov",
     "mode",
     "msort",
     "nanmedian",
     "nanquantile",
-    "pairwise_distance",
     "quantile",
 ]
 
 nanmedian_return = return_type("nanmedian", ("values", "indices"))
 mode_return = return_type("mode", ("values", "indices"))
-
-
-def _dense(input, fname):
-    if input.layout is not strided:
-        raise NotImplementedError(
-            f"{fname}: not implemented for layouts ({input.layout.name}). Convert the sparse "
-            f"input with .to_dense() first.")
 
 
 def _i64(data, like):
@@ -54,7 +44,7 @@ _INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile(input, q, dim, keepdim, interpolation, fname, ignore_nan):
     check_tensor(input, fname)
-    _dense(input, fname)
+    dense_only(input, fname)
     if input.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"{fname}() input tensor must be either float or double dtype")
     if interpolation not in _INTERP:
@@ -144,7 +134,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """The lower median of ``input``, ignoring NaN (a slice of all NaN gives NaN). With ``dim``:
     (values, indices) along ``dim``."""
     check_tensor(input, "nanmedian")
-    _dense(input, "nanmedian")
+    dense_only(input, "nanmedian")
     xp = get_backend(input.device).xp
     x = input.reshape(-1) if dim is None else (input if input.ndim else input.reshape(1))
     d = 0 if dim is None else norm_dim(dim, input.ndim, "nanmedian")
@@ -172,7 +162,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     """The mode (most frequent value; the smallest among ties) of each slice of ``input`` along
     ``dim``, and the index of its last occurrence."""
     check_tensor(input, "mode")
-    _dense(input, "mode")
+    dense_only(input, "mode")
     xp = get_backend(input.device).xp
     x = input if input.ndim else input.reshape(1)
     d = norm_dim(dim, input.ndim, "mode")
@@ -214,7 +204,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     """Estimates the covariance matrix of the variables given by the ``input`` matrix, where rows
     are the variables and columns are the observations (a 1-D input is one variable)."""
     check_tensor(input, "cov")
-    _dense(input, "cov")
+    dense_only(input, "cov")
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")
@@ -271,63 +261,3 @@ def corrcoef(input):
     sd = c.diagonal().sqrt()
     c = c / sd.unsqueeze(1) / sd.unsqueeze(0)
     return c.clamp(-1, 1) if not c.dtype.is_complex else c
-
-
-# ---- distances ----
-
-@_ac.policy(_ac.FP32)
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """Computes the batched p-norm distance between each pair of the two collections of row
-    vectors: ``x1`` (B x P x M) and ``x2`` (B x R x M) give B x P x R."""
-    check_tensor(x1, "cdist", "x1")
-    check_tensor(x2, "cdist", "x2")
-    _dense(x1, "cdist")
-    _dense(x2, "cdist")
-    for name, t in (("X1", x1), ("X2", x2)):
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_tname(t.dtype)}")
-        if t.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
-                           f"X2: {x2.shape[-1]}")
-    if not isinstance(p, numbers.Real) or p < 0 or math.isnan(p):
-        raise RuntimeError(f"cdist only supports non-negative p values (got {p})")
-    dd = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
-    if p == 0:
-        return (dd != 0).sum(-1).to(dd.dtype)
-    if math.isinf(p):
-        return dd.abs().amax(-1)
-    if p == 1:
-        return dd.abs().sum(-1)
-    # |d|^p summed, then the p-th root; zero distances get a zero gradient (torch does too)
-    a = dd.abs()
-    s = (a * a).sum(-1) if p == 2 else a.pow(p).sum(-1)
-    zero = s == 0
-    safe = s.masked_fill(zero, 1.0)
-    return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
-
-
-def _tname(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """Returns cosine similarity between ``x1`` and ``x2``, computed along ``dim``."""
-    from ..nn._functional.linear import cosine_similarity as f  # nn imports _ops: import late
-    check_tensor(x1, "cosine_similarity", "x1")
-    check_tensor(x2, "cosine_similarity", "x2")
-    if not (D.result_type(x1, x2).is_floating_point or D.result_type(x1, x2).is_complex):
-        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
-                           + _tname(D.result_type(x1, x2)))
-    return f(x1, x2, dim, eps)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """The pairwise distance ``||x1 - x2 + eps||_p`` between input vectors, along the last dim."""
-    from ..nn._functional.linear import pairwise_distance as f  # nn imports _ops: import late
-    check_tensor(x1, "pairwise_distance", "x1")
-    check_tensor(x2, "pairwise_distance", "x2")
-    return f(x1, x2, p, eps, keepdim)
