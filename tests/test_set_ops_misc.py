@@ -1,5 +1,5 @@
 """Set ops (unique, bincount, searchsorted, ...) and the top-level utilities/statistics of
-_ops/misc.py and _ops/misc_stats.py: parity with torch (values, dtypes, shapes, error types),
+_ops/predicates.py, arranging.py, quantile_cov.py and distance.py: parity with torch (values, dtypes, shapes, error types),
 gradients against torch's, the predicates and global switches, and sparse rejection."""
 
 import math

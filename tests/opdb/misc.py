@@ -1,5 +1,6 @@
-"""OpInfo rows for the top-level utilities and statistics of ``_ops/misc.py`` and
-``_ops/misc_stats.py`` (diff, splitting, rot90, block_diag, quantile, cov, cdist, ...)."""
+"""OpInfo rows for the top-level utilities and statistics of ``_ops/arranging.py``,
+``_ops/quantile_cov.py`` and ``_ops/distance.py`` (diff, splitting, rot90, block_diag, quantile,
+cov, cdist, ...)."""
 
 import itertools
 
