@@ -5,9 +5,12 @@ floating ranges round ``start + i * step`` once (torch's fused multiply-add), li
 from ``start`` for the first half and down from ``end`` for the second.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np  # host-side computation of the values; not a kernel
 
@@ -18,6 +21,11 @@ from .._dispatch import wrap
 from .._layout import strided
 from .._tensor import Tensor
 from ._data import TORCH_NAMES, check_dtype, finish, out_dtype, place
+
+if TYPE_CHECKING:
+    from .._dtype import dtype
+    from .._layout import layout
+    from .._typing import DeviceLike, Number
 
 __all__ = ["arange", "eye", "linspace", "logspace", "range", "tril_indices", "triu_indices"]
 
@@ -40,16 +48,16 @@ def _range_num(x, fname, arg, pos):
 
 
 def arange(
-    start=0,
-    end=None,
-    step=1,
+    start: Number | Tensor = 0,
+    end: Number | Tensor | None = None,
+    step: Number | Tensor = 1,
     *,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-):
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``.
 
     int64 when ``start``, ``end`` and ``step`` are all integers, else the default dtype.
@@ -190,8 +198,16 @@ def _lin_num(x, fname, arg, pos):
 
 
 def linspace(
-    start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
-):
+    start: Number | Tensor,
+    end: Number | Tensor | None,
+    steps: int,
+    *,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end``, inclusive.
 
     >>> linspace(0, 1, 5)
@@ -210,17 +226,17 @@ def linspace(
 
 
 def logspace(
-    start,
-    end,
-    steps,
-    base=10.0,
+    start: Number | Tensor,
+    end: Number | Tensor | None,
+    steps: int,
+    base: float = 10.0,
     *,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-):
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end``."""
     check_dtype(dtype, "logspace")
     start = _lin_num(start, "logspace", "start", 1)
@@ -245,7 +261,16 @@ def _int_arg(v, fname, arg, pos):
     return int(v)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A 2-D tensor with ones on the diagonal and zeros elsewhere (``n`` rows, ``m`` columns)."""
     check_dtype(dtype, "eye")
     n = _int_arg(n, "eye", "n", 1)

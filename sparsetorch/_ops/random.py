@@ -9,9 +9,12 @@ a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass th
 ``src``/``value``.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np  # host-side RNG draws; kernels below still use be.xp only
 
@@ -46,6 +49,11 @@ from ._data import (
 from . import _sampling as SM
 from ._fill import copy_, direct, fill_, zero_
 from ._util import check_tensor, with_out
+
+if TYPE_CHECKING:
+    from .._dtype import dtype
+    from .._layout import layout
+    from .._typing import DeviceLike, IntOrSize, SizeLike
 
 __all__ = [
     "Generator",
@@ -184,16 +192,16 @@ def _check_from_to(lo, hi, dt):
 
 
 def rand(
-    *args,
-    size=None,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
+    *args: IntOrSize,
+    size: SizeLike | None = None,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """Numbers drawn uniformly from ``[0, 1)``, with the shape given by ``size``.
 
     >>> g = Generator().manual_seed(0); rand(2, 3, generator=g).shape
@@ -208,16 +216,16 @@ def rand(
 
 
 def randn(
-    *args,
-    size=None,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
+    *args: IntOrSize,
+    size: SizeLike | None = None,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """Numbers drawn from the standard normal distribution, with the shape given by ``size``."""
     check_dtype(dtype, "randn")
     shape = size_args("randn", args, size)
@@ -259,17 +267,17 @@ def _randint_args(fname, args, low, high, size, npos):
 
 
 def randint(
-    *args,
-    low=None,
-    high=None,
-    size=None,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-):
+    *args: IntOrSize,
+    low: int | None = None,
+    high: int | None = None,
+    size: SizeLike | None = None,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Integers drawn uniformly from ``[low, high)`` (``low`` defaults to 0); int64 by default.
 
     Called as ``randint(high, size)`` or ``randint(low, high, size)``.
@@ -353,15 +361,15 @@ def _like_args(fname, input, dtype, device):
 
 
 def rand_like(
-    input,
+    input: Tensor,
     *,
-    generator=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-):
+    generator: Generator | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """:func:`rand` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("rand_like", input, dtype, device)
     order = dense_order(input)
@@ -372,15 +380,15 @@ def rand_like(
 
 
 def randn_like(
-    input,
+    input: Tensor,
     *,
-    generator=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-):
+    generator: Generator | None = None,
+    dtype: dtype | None = None,
+    layout: layout | None = None,
+    device: DeviceLike | None = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """:func:`randn` with the size (and by default dtype and device) of ``input``."""
     shape, dt, dev = _like_args("randn_like", input, dtype, device)
     order = dense_order(input)

@@ -11,6 +11,10 @@ so the gradient of a sparse input always has that input's pattern (masked semant
 memory is O(nnz), never O(dense size).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .. import _dtype as D
 from .._backend import get_backend, move
 from .._device import as_device
@@ -22,6 +26,10 @@ from ..sparse._structure import coo_to_csr as _coo_to_csr
 from ..sparse._payload import COO, CSR, validate_coo, validate_csr
 from ._data import data_tensor
 from ._util import check_tensor
+
+if TYPE_CHECKING:
+    from .._dtype import dtype
+    from .._typing import DeviceLike, SizeLike
 
 __all__ = [
     "sparse_coo_tensor", "sparse_csr_tensor", "to_dense", "to_sparse", "to_sparse_coo",
@@ -402,8 +410,18 @@ def _size_arg(size, fname):
         raise TypeError(f"{fname}(): size must be a sequence of ints, got {size!r}") from None
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
+def sparse_coo_tensor(
+    indices: Any,
+    values: Any,
+    size: SizeLike | None = None,
+    *,
+    dtype: dtype | None = None,
+    device: DeviceLike | None = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+    check_invariants: bool | None = None,
+    is_coalesced: bool | None = None,
+) -> Tensor:
     """A COO tensor with ``values`` at ``indices`` (``[sparse_dim, nnz]``); duplicates sum.
 
     Invariants (index dtype/shape, range, size) are checked by default in O(nnz);
@@ -452,8 +470,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return r
 
 
-def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
-                      pin_memory=False, requires_grad=False, check_invariants=None):
+def sparse_csr_tensor(
+    crow_indices: Any,
+    col_indices: Any,
+    values: Any,
+    size: SizeLike | None = None,
+    *,
+    dtype: dtype | None = None,
+    device: DeviceLike | None = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+    check_invariants: bool | None = None,
+) -> Tensor:
     """A CSR tensor (2-D, or batched 3-D) from compressed row pointers, columns and values."""
     fname = "sparse_csr_tensor"
     v = _values_tensor(values, dtype, device, fname)
