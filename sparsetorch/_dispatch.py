@@ -195,7 +195,7 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
         data = data.astype(dt)
     result = wrap(data, dt, dev, lay)
     if op.view:
-        make_view(result, first, op, params)
+        link_view(result, first, op, params, call)
     for x in inputs:
         if x.__class__ is not int and x.__class__ is not float and getattr(x, "_rg", False):
             record_if_grad(op, result, inputs, params)
@@ -251,7 +251,7 @@ def _call_dense1(op, x, params, dt):
     t._vc = None
     t._extra = None
     if op.view:
-        make_view(t, x, op, params)
+        link_view(t, x, op, params, call)
     if x._rg:
         record_if_grad(op, t, (x,), params)
     return t
@@ -372,15 +372,8 @@ def record(op, result, inputs, params):
 # ---- views ----
 
 def make_view(result, base, op, params):
-    """Link a view op's result to its base (``_tape.link_view``), with a view_fn that replays
-    the op for rebasing."""
-    # a view that changes the dtype (view_as_real, real, imag) replays with its result dtype
-    out_dt = result.dtype if result.dtype is not base.dtype else None
-
-    def this_fn(t, _op=op, _params=params, _dt=out_dt):
-        return call(_op, (t,), _params, _dt)
-
-    link_view(result, base, this_fn)
+    """Link a view op's result to its base (``_tape.link_view``, replaying the op by ``call``)."""
+    link_view(result, base, op, params, call)
 
 
 # ---- derived variants: in-place and out= ----

@@ -143,19 +143,27 @@ def unpack_saved(node):
 
 # ---- views ----
 
-def link_view(result, base, view_fn):
-    """Link a view's ``result`` to its ``base``: shared version counter, and ``view_fn`` (which
-    rebuilds the view from a tensor shaped like the base) for rebasing after in-place writes."""
+def link_view(result, base, op, params, replay):
+    """Link a view op's ``result`` to its ``base``: shared version counter, and a ``view_fn``
+    that rebuilds the view from a tensor shaped like the base (for rebasing after in-place
+    writes) by ``replay(op, (t,), params, dtype)`` (the dispatcher's ``call``, passed in)."""
     if base._vc is None:
         base._vc = [0]
     result._vc = base._vc
     bex = base._extra
     root = bex.get("base") if bex else None
+
+    # a view that changes the dtype (view_as_real, real, imag) replays with its result dtype
+    out_dt = result.dtype if result.dtype is not base.dtype else None
+
+    def this_fn(t, _op=op, _params=params, _dt=out_dt):
+        return replay(_op, (t,), _params, _dt)
+
     if root is None:
-        result._extra = {"base": base, "view_fn": view_fn}
+        result._extra = {"base": base, "view_fn": this_fn}
     else:
         parent_fn = bex["view_fn"]
-        result._extra = {"base": root, "view_fn": lambda t: view_fn(parent_fn(t))}
+        result._extra = {"base": root, "view_fn": lambda t: this_fn(parent_fn(t))}
 
 
 def view_info(t):
