@@ -13,7 +13,7 @@ from .._backend import get_backend
 from .._layout import strided
 from .._tensor import Tensor, wrap
 from . import _tape
-from ._tape import register_tensor_hook, retain_grad  # noqa: F401 - autograd.function's names
+from ._tape import register_tensor_hook, retain_grad  # autograd.function's names (see __all__)
 from .grad_mode import GRAD_ENABLED
 from .graph import Node, _init_node
 
