@@ -819,7 +819,7 @@ class TensorMethods:
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _ops.multinomial(self, num_samples, replacement, generator=generator)
 
-    # ---- set ops, statistics, utilities (_ops/set_ops, arranging, predicates, logexp_gcd, quantile_cov) ----
+    # ---- set ops, statistics, utilities (_ops/set_ops, arranging, predicates, quantile_cov) ----
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         return _ops.unique(self, sorted, return_inverse, return_counts, dim)
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
