@@ -4,8 +4,9 @@ import math
 
 from ... import _ops
 from ... import _autocast as _ac
-from ..._dispatch import call
-from ..._dtype import float16, int64
+from ..._backend import get_backend
+from ..._dispatch import call, wrap
+from ..._dtype import bfloat16, float16, float32, int64
 from ..._layout import strided
 from ..._ops import distance as _dist
 from ..._ops import random as _random
@@ -13,6 +14,7 @@ from ..._ops._util import check_tensor
 from ...autograd import grad_mode as _gm
 from ...autograd import profiler as _profiler
 from . import _fused_linear as _fl
+from . import _fused_norm_ops as _fn
 
 __all__ = [
     "alpha_dropout",
@@ -140,6 +142,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
+    if _fusable(input, weight, bias, normalized_shape):
+        return call(_fn.layer_norm_op, (input, weight, bias), (k, eps), input.dtype,
+                    _opmath(input.dtype))
     dims = tuple(range(input.ndim - k, input.ndim))
     mu = input.mean(dim=dims, keepdim=True)
     xc = input - mu
@@ -161,6 +166,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = input.shape[1]
     dims = (0,) + tuple(range(2, input.ndim))
     shape = (1, c) + (1,) * (input.ndim - 2)
+    if _fusable(input, weight, bias, (c,)) and (training or (
+            running_mean is not None and running_var is not None)):
+        return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
+                                 momentum, eps)
     if training:
         n = input.numel() // c
         if n <= 1:
@@ -188,6 +197,46 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+def _opmath(dt):
+    return float32 if dt is float16 or dt is bfloat16 else dt
+
+
+def _fusable(input, weight, bias, wshape):
+    """Dense floating input, and weight / bias (if given) dense of the input's dtype and shape."""
+    if input.layout is not strided or not input.dtype.is_floating_point:
+        return False
+    for t in (weight, bias):
+        if t is not None and (t.layout is not strided or t.dtype is not input.dtype
+                              or tuple(t.shape) != tuple(wshape)):
+            return False
+    return True
+
+
+def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    c = input.shape[1]
+    cdt = _opmath(input.dtype)
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        x = input._data if cdt is input.dtype else input._data.astype(cdt.np)
+        mu, var = _fn.batch_stats(get_backend(input.device).xp, x)
+        if running_mean is not None or running_var is not None:
+            with _gm.no_grad():
+                m = momentum
+                if running_mean is not None:
+                    bm = wrap(mu, cdt, input.device, strided)
+                    running_mean.mul_(1 - m).add_(bm.to(running_mean.dtype) * m)
+                if running_var is not None:
+                    bv = wrap(var * (n / (n - 1)), cdt, input.device, strided)
+                    running_var.mul_(1 - m).add_(bv.to(running_var.dtype) * m)
+    else:
+        mu, var = running_mean._data.copy(), running_var._data.copy()
+    return call(_fn.batch_norm_op, (input, weight, bias), (training, eps, mu, var), input.dtype,
+                cdt)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
