@@ -24,17 +24,13 @@ from . import _tensor_methods  # noqa: F401 - binds the Tensor methods (floor 8)
 from ._numpy_kwargs import FUNCTIONS as _NK_NAMES, with_numpy_kwargs as _nk  # noqa: E402
 globals().update({_n: _nk(globals()[_n], _n) for _n in _NK_NAMES if _n in globals()})  # axis=, keepdims=
 if _std_typing.TYPE_CHECKING:  # a checker cannot read _ops' computed __all__: the annotated factories
-    from ._ops._ranges import arange as arange, eye as eye, linspace as linspace, logspace as logspace
-    from ._ops.creation import (
-        as_tensor as as_tensor, asarray as asarray, complex as complex, empty as empty,
-        empty_like as empty_like, empty_strided as empty_strided, from_numpy as from_numpy,
-        full as full, full_like as full_like, ones as ones, ones_like as ones_like, polar as polar,
-        scalar_tensor as scalar_tensor, tensor as tensor, zeros as zeros, zeros_like as zeros_like,
+    from ._ops._ranges import arange, eye, linspace, logspace  # noqa: F401
+    from ._ops.creation import (  # noqa: F401
+        as_tensor, asarray, complex, empty, empty_like, empty_strided, from_numpy, full, full_like, ones,
+        ones_like, polar, scalar_tensor, tensor, zeros, zeros_like,
     )
-    from ._ops.random import (
-        rand as rand, rand_like as rand_like, randint as randint, randn as randn, randn_like as randn_like,
-    )
-    from ._ops.sparse_core import sparse_coo_tensor as sparse_coo_tensor, sparse_csr_tensor as sparse_csr_tensor
+    from ._ops.random import rand, rand_like, randint, randn, randn_like  # noqa: F401
+    from ._ops.sparse_core import sparse_coo_tensor, sparse_csr_tensor  # noqa: F401
 from . import autograd  # noqa: F401
 from . import sparse  # noqa: F401
 from . import testing  # noqa: F401
