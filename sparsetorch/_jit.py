@@ -8,9 +8,10 @@ group is built. Every numba user (``sparse/_spmm``, ``_spgemm``, ``_rowsort``, `
   ``SPARSETORCH_NO_NUMBA=1``; ``ENABLED[0]`` is the current setting.
 - **Build cache.** ``kernels(name, build)`` runs a group's builder once per process (its
   ``@njit(cache=True)`` functions) and returns what it built, or None when numba is off or missing.
-  A built group loads *every* overload already in numba's on-disk cache at once (``preload``), so a
-  process does not pay a cache load at the first call of each kernel, backward and optimizer step
-  included. The first real compile of a sparsetorch kernel in a process prints one line to stderr
+  numba loads a cached kernel at its first call (10-25 ms each); ``warm(k, dtype)`` loads a
+  group's cached overloads for a dtype in one go, ahead: the layers and optimizers that will call
+  them do it when they are constructed, so a training loop's first iteration runs at its steady
+  speed. The first real compile of a sparsetorch kernel in a process prints one line to stderr
   (``python -m sparsetorch.warmup`` compiles everything ahead).
 - **Threads.** ``limit(work)`` is the context manager around a parallel kernel: one thread below
   ``PAR_MIN_WORK`` element-operations (waking the pool costs more than the work), otherwise
@@ -27,7 +28,7 @@ import time
 
 __all__ = [
     "ENABLED", "LOAD_TTL", "PAR_MIN_WORK", "free_cores", "kernels", "limit", "preload",
-    "thread_count", "use_numba",
+    "thread_count", "use_numba", "warm",
 ]
 
 ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
@@ -40,6 +41,7 @@ _ESTIMATE = {}  # module of a builder -> seconds its group takes to compile from
 NOTICE = [True]  # print the one-line compile notice (the warmup turns it off: it reports itself)
 _NOTICED = [False]
 _LISTENING = [False]
+_WARMED = set()  # (id of a built group, dtype name) already warmed
 
 
 def use_numba(flag):
@@ -54,10 +56,9 @@ def use_numba(flag):
 # ---- the build-once cache ----
 
 def kernels(name, build, estimate=5.0):
-    """The kernels of group ``name``: ``build()``'s result, built once per process (with every
-    overload numba has cached for them loaded at once), or None when numba is switched off, does
-    not import, or ``build()`` returned False. ``estimate``: seconds to compile the group cold
-    (for the compile notice)."""
+    """The kernels of group ``name``: ``build()``'s result, built once per process, or None when
+    numba is switched off, does not import, or ``build()`` returned False. ``estimate``: seconds
+    to compile the group cold (for the compile notice)."""
     if not ENABLED[0]:
         return None
     k = _BUILT.get(name)
@@ -84,8 +85,6 @@ def _build(name, build, estimate):
         else:
             _listen()
             k = build() or False
-            if k:
-                preload(k)
         _BUILT[name] = k
         return k
 
@@ -108,23 +107,49 @@ def dispatchers(k):
     return out
 
 
-def preload(k):
-    """Load every overload of ``k``'s kernels that numba's on-disk cache holds for this machine
-    and this source (no compiling); returns how many were loaded. Best effort: numba's cache
-    layout is not a public API, so anything unexpected loads nothing."""
+def _wanted(sig, dtype):
+    """Whether an overload is for ``dtype``: every floating-point array argument has it."""
+    for a in sig:
+        t = getattr(a, "dtype", None)
+        if t is not None and hasattr(a, "ndim") and str(t).startswith(("float", "complex")):
+            if str(t) != dtype:
+                return False
+    return True
+
+
+def preload(k, dtype=None):
+    """Load the overloads of ``k``'s kernels that numba's on-disk cache holds for this machine and
+    this source (all of them, or those whose floating-point arrays are of ``dtype``), without
+    compiling anything; returns how many were loaded. Best effort: numba's cache layout is not a
+    public API, so anything unexpected loads nothing."""
     n = 0
+    want = None if dtype is None else str(getattr(dtype, "np", dtype))  # 'float32', ...
     for d in dispatchers(k):
         try:
             cache = d._cache
             codegen = d.targetctx.codegen()
             for key in cache._cache_file._load_index():
                 sig = key[0]
-                if tuple(sig) not in d.overloads and key == cache._index_key(sig, codegen):
+                if (tuple(sig) not in d.overloads and (want is None or _wanted(sig, want))
+                        and key == cache._index_key(sig, codegen)):
                     d.compile(sig)
                     n += 1
         except Exception:  # noqa: BLE001 - an internals change must not break a kernel call
             continue
     return n
+
+
+def warm(k, dtype=None):
+    """Load a built kernel group's cached overloads (for ``dtype``'s values) now, so that their
+    first calls do not pay for it; ``k`` None (numba off or missing) does nothing. Returns how
+    many were loaded."""
+    if not k:
+        return 0
+    key = (id(k), str(getattr(dtype, "np", dtype)))
+    if key in _WARMED:  # once per group and dtype (reading the cache index costs ~0.2 ms)
+        return 0
+    _WARMED.add(key)
+    return preload(k, dtype)
 
 
 # ---- the compile notice ----

@@ -4,10 +4,12 @@
     python -m sparsetorch.warmup --only embedding optim
     python -m sparsetorch.warmup --list
 
-The first use of a kernel otherwise compiles it in the middle of a program (about 20 s for all of
-them on a 2-core machine, announced by one line on stderr). The warmup runs each kernel group
-through the public API, so what lands in the cache are exactly the signatures a program uses;
-later processes load them (``sparsetorch._jit`` loads a group's cached kernels in one go).
+The first use of a kernel otherwise compiles it in the middle of a program (40-100 s for all of
+them on a busy 2-core machine, announced by one line on stderr). The warmup runs each kernel group
+through the public API, once on one thread and once on all cores (kernels have serial and
+parallel variants), so what lands in the cache are exactly the signatures a program uses; later
+processes load them (embedding layers and optimizers load theirs when constructed:
+``sparsetorch._jit.warm``).
 Running it again is cheap: it only loads what is cached and reports 0 kernels compiled.
 """
 
@@ -16,6 +18,7 @@ import sys
 import time
 
 from . import _dtype, _jit, nn, optim
+from .nn import functional as F
 from . import _ops as st
 from . import sparse as tsparse
 from .autograd.grad_mode import no_grad
@@ -47,7 +50,7 @@ def _embedding(dtype):
 def _optim(dtype):
     makers = ((optim.SparseAdam, (True,), {}), (optim.Adam, (True, False), {}),
               (optim.Adam, (True, False), {"amsgrad": True}), (optim.Adagrad, (True, False), {}),
-              (optim.RowWiseAdagrad, (True,), {}))
+              (optim.RowWiseAdagrad, (True,), {}), (optim.SGD, (True,), {"lr": 0.1}))
     for cls, modes, kw in makers:
         for sparse in modes:
             emb = nn.Embedding(5000, 32, sparse=sparse, dtype=dtype)
@@ -92,6 +95,17 @@ def _merge(dtype):
         a * b
 
 
+def _nn(dtype):
+    x = st.randn(1 << 17, dtype=dtype, requires_grad=True)
+    t = st.rand(1 << 17, dtype=dtype)
+    w = st.rand(1 << 17, dtype=dtype)
+    for y in (F.sigmoid(x), F.logsigmoid(x), F.softplus(x), F.softplus(x, beta=2.0)):
+        y.sum().backward()
+    for red in ("mean", "sum", "none"):
+        for kw in ({}, {"weight": w}, {"pos_weight": w}):
+            F.binary_cross_entropy_with_logits(x, t, reduction=red, **kw).sum().backward()
+
+
 def _random(dtype):
     with no_grad():
         st.empty(1 << 17, dtype=dtype).normal_()
@@ -107,6 +121,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "spgemm": ("sparse @ sparse", _spgemm),
     "rowsort": ("coalesce (scalar and hybrid values)", _rowsort),
     "merge": ("sparse + sparse, sparse * sparse", _merge),
+    "nn": ("sigmoid, logsigmoid, softplus, BCE-with-logits on large tensors", _nn),
     "random": ("normal_, randn, rand, randperm on large tensors", _random),
 }
 
@@ -161,12 +176,15 @@ def run(groups=None, dtypes=_DTYPES, file=None):
             for dt in dtypes:
                 n0 = len(hits)
                 t0 = time.perf_counter()
-                GROUPS[g][1](getattr(_dtype, dt))
+                for free in (1, _jit._cores()):  # the one-thread and the parallel kernels
+                    _jit._FREE[:] = [float("inf"), free]
+                    GROUPS[g][1](getattr(_dtype, dt))
                 sec = time.perf_counter() - t0
                 rows.append((g, dt, sec, len(hits) - n0))
                 print(f"  {g:<10} {dt:<8} {sec:6.2f} s  {len(hits) - n0:3d} kernels compiled"
                       f"  ({GROUPS[g][0]})", file=out, flush=True)
     finally:
+        _jit._FREE[:] = [-1.0, 1]  # sample the free cores afresh
         _jit.NOTICE[0] = old_notice
         if listener is not None:
             from numba.core import event

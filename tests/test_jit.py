@@ -50,7 +50,18 @@ def test_dispatchers_found_through_python_wrappers():
     names = {d.py_func.__name__ for d in _jit.dispatchers(k)}
     # bag_grad is a Python function choosing between kernels it holds in its closure
     assert {"bag_sum", "bag_max", "unique_mark", "bag_grad_rows"} <= names
-    assert _jit.preload(k) == 0  # everything cached is loaded already when the group is built
+    assert _jit.warm(k, "float32") >= 0  # loads what numba's cache holds for float32 tables
+    assert _jit.warm(k, "float32") == 0  # once
+    assert _jit.warm(None, "float32") == 0  # numba off or missing: nothing to do
+
+
+def test_warm_picks_overloads_by_dtype():
+    numba = pytest.importorskip("numba")
+    t = numba.types
+    f32, f64, i64 = t.float32[:, :], t.float64[:, :], t.int64[:]
+    assert _jit._wanted((f32, i64, t.float64), "float32")  # a float64 scalar is a parameter
+    assert not _jit._wanted((f64, i64), "float32")
+    assert _jit._wanted((i64, i64), "float64")  # integer-only kernels serve every dtype
 
 
 def test_notice_printed_once(monkeypatch):

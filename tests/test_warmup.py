@@ -13,7 +13,7 @@ from sparsetorch import _jit, warmup
 def test_list_names_every_group(capsys):
     assert warmup.main(["--list"]) == 0
     out = capsys.readouterr().out
-    for g in ("embedding", "optim", "spmm", "spgemm", "rowsort", "merge", "random"):
+    for g in ("embedding", "optim", "spmm", "spgemm", "rowsort", "merge", "nn", "random"):
         assert g in out
 
 

@@ -28,7 +28,7 @@ from .._dtype import float32
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
-from . import _sparse
+from . import _kernels, _sparse
 
 __all__ = ["Optimizer", "required"]
 
@@ -86,6 +86,9 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+        # the cached numba row kernels for these dtypes load now, not in the first step
+        _kernels.warm({p.dtype.np for g in self.param_groups for p in g["params"]
+                       if p.device.type == "cpu"})
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
@@ -283,7 +286,10 @@ class Optimizer:
         """A state tensor like ``p`` (dense, contiguous), filled with ``fill``."""
         xp = _sparse.backend(p).xp
         arr = _sparse.param_array(p)
-        a = xp.full(arr.shape if shape is None else shape, fill, dtype=arr.dtype)
+        shape = arr.shape if shape is None else shape
+        # zeros: calloc'd pages the OS zeroes on first touch, so a sparse update touches (and
+        # pays for) only the rows it updates (np.full writes the whole table in the first step)
+        a = xp.zeros(shape, dtype=arr.dtype) if fill == 0 else xp.full(shape, fill, dtype=arr.dtype)
         return _dispatch.wrap(a, p.dtype, p.device, strided)
 
     @staticmethod

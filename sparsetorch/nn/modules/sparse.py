@@ -1,8 +1,10 @@
 """Sparse layers: Embedding and EmbeddingBag (thin modules over nn.functional.embedding*)."""
 
+from ... import _jit
 from ... import _ops as _st
-
+from ..._backend import CPU
 from ...autograd.grad_mode import no_grad
+from .._kernels import embedding as _kernels
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
@@ -32,6 +34,14 @@ def _init_weight(module, num_embeddings, embedding_dim, _weight, device, dtype, 
         if list(_weight.shape) != [num_embeddings, embedding_dim]:
             raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
         module.weight = Parameter(_weight, requires_grad=requires_grad)
+    _warm_kernels(module.weight)
+
+
+def _warm_kernels(w):
+    """Load the cached numba kernels of the lookup and its gradient now (sparsetorch._jit.warm),
+    so that the first training iteration runs at its steady speed; nothing off the CPU."""
+    if w.device.type == "cpu" and w.dtype.np.kind == "f":
+        _jit.warm(_kernels.kernels(CPU), w.dtype.np)
 
 
 class _TableModule(Module):
