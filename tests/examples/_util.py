@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
@@ -39,6 +41,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def run_quick(name, tmp_path, *args, env=None):
     """``examples/<name>.py --out <tmp_path>/out *args`` run from the empty ``<tmp_path>/cwd``;
     asserts that it wrote its PNG and nothing outside ``--out``; returns its stdout."""
+    pytest.importorskip("matplotlib")
     cwd, out = tmp_path / "cwd", tmp_path / "out"
     cwd.mkdir()
     stdout = run_example(name, "--out", str(out), *args, cwd=cwd, env=env)

@@ -12,8 +12,6 @@ pytest.importorskip("tqdm")
 
 from ._util import example_env, load_example, run_example, run_quick, summary_value
 
-pytest.importorskip("matplotlib")
-
 
 def test_quickstart(tmp_path):
     out = run_quick("quickstart", tmp_path, "--quick")
