@@ -253,26 +253,44 @@ def thread_count(work, most):
     return max(1, min(most, free_cores(), 1 + work // PAR_MIN_WORK))
 
 
+_NBT = []  # numba's (get, set) of the calling thread's thread count, found at first use
+
+
+def _numba_threads():
+    f = _NBT
+    if not f:
+        import numba
+
+        numba.get_num_threads()  # starts the pool, as any parallel kernel would
+        try:  # the unchecked pair (0.3 and 1 us instead of 2 and 3): n never exceeds the pool
+            from numba.np.ufunc import parallel as par
+
+            f[:] = [par._get_num_threads, par._set_num_threads]
+        except (ImportError, AttributeError):
+            f[:] = [numba.get_num_threads, numba.set_num_threads]
+    return f
+
+
 class _Threads:
-    __slots__ = ("numba", "old", "work")
+    __slots__ = ("old", "set", "work")
 
     def __init__(self, work):
         self.work = work
 
     def __enter__(self):
-        import numba
-
-        self.numba = numba
-        old = self.old = numba.get_num_threads()
+        get, put = _NBT or _numba_threads()
+        old = get()
         n = thread_count(self.work, old)
         if n != old:
-            numba.set_num_threads(n)
+            put(n)
+            self.set, self.old = put, old
+        else:
+            self.set = None
         return n
 
     def __exit__(self, *exc):
-        if self.numba.get_num_threads() != self.old:
-            self.numba.set_num_threads(self.old)
-
+        if self.set is not None:
+            self.set(self.old)
 
 
 def limit(work):
