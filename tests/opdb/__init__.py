@@ -15,3 +15,7 @@ for _m in (pointwise, creation, shape, indexing, reduction, linalg, sparse_core,
 from . import nn as _nn_rows  # noqa: E402 - nn.functional rows (issue 15)
 
 OP_DB.extend(_nn_rows.OPS)
+
+from . import nn_fused as _nn_fused_rows  # noqa: E402 - fused nn ops (issue 14)
+
+OP_DB.extend(_nn_fused_rows.OPS)
