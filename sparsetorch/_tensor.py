@@ -6,12 +6,19 @@ bound onto the class once, from the top, by ``_tensor_methods.py``. The payload 
 array for the strided layout and a sparse payload object for sparse layouts.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, SupportsIndex, overload
+
 from ._layout import strided
+
+if TYPE_CHECKING:  # the checker sees Tensor's methods and attributes, declared in _tensor_api.py
+    from ._tensor_api import TensorAPI
 
 __all__ = ["Tensor", "Size", "wrap", "cast_payload"]
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """torch.Size: a tuple of ints."""
 
     __slots__ = ()
@@ -19,21 +26,31 @@ class Size(tuple):
     def __repr__(self):
         return f"sparsetorch.Size([{', '.join(map(str, self))}])"
 
-    def numel(self):
+    def numel(self) -> int:
         n = 1
         for s in self:
             n *= s
         return n
 
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Size: ...
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
         return Size(r) if isinstance(i, slice) else r
 
-    def __add__(self, other):
+    def __add__(self, other: tuple[int, ...]) -> Size:  # type: ignore[override]
         return Size(tuple(self) + tuple(other))
 
 
-class Tensor:
+if TYPE_CHECKING:
+    _TypedBase = TensorAPI["Tensor", Size]
+else:
+    _TypedBase = object
+
+
+class Tensor(_TypedBase):
     """A multi-dimensional array of one dtype on one device, dense (strided) or sparse."""
 
     # __dict__: users may set their own attributes on tensors, as in torch (created lazily)
@@ -52,24 +69,28 @@ class Tensor:
 
     # ---- metadata ----
     @property
-    def shape(self):
+    def shape(self) -> Size:
         return Size(self._data.shape)
 
+    @overload
+    def size(self, dim: None = None) -> Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_dim(dim, self.ndim, "size")]
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self._data.shape)
 
-    def dim(self):
+    def dim(self) -> int:
         return len(self._data.shape)
 
     ndimension = dim
 
-    def numel(self):
+    def numel(self) -> int:
         n = 1
         for s in self._data.shape:
             n *= s
@@ -77,60 +98,60 @@ class Tensor:
 
     nelement = numel
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._data.shape:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def element_size(self):
+    def element_size(self) -> int:
         return self.dtype.itemsize
 
     @property
-    def itemsize(self):
+    def itemsize(self) -> int:
         return self.dtype.itemsize
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.numel() * self.dtype.itemsize
 
     @property
-    def is_sparse(self):
+    def is_sparse(self) -> bool:
         return self.layout.name == "sparse_coo"
 
     @property
-    def is_sparse_csr(self):
+    def is_sparse_csr(self) -> bool:
         return self.layout.name == "sparse_csr"
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
     @property
-    def is_cpu(self):
+    def is_cpu(self) -> bool:
         return self.device.type == "cpu"
 
-    def get_device(self):
+    def get_device(self) -> int:
         return -1 if self.device.type == "cpu" else (self.device.index or 0)
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    def is_complex(self):
+    def is_complex(self) -> bool:
         return self.dtype.is_complex
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return id(self)
 
     # ---- autograd ----
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         return self._rg
 
     @requires_grad.setter
-    def requires_grad(self, value):
+    def requires_grad(self, value: bool) -> None:
         self.requires_grad_(value)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -148,15 +169,15 @@ class Tensor:
         return self
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     @property
-    def data(self):
+    def data(self) -> Tensor:
         return self.detach()
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
         self._data = value._data
@@ -165,28 +186,28 @@ class Tensor:
         self.layout = value.layout
 
     @property
-    def _version(self):
+    def _version(self) -> int:
         return self._vc[0] if self._vc else 0
 
     @property
-    def output_nr(self):
+    def output_nr(self) -> int:
         return self._extra.get("output_nr", 0) if self._extra else 0
 
     @property
-    def _base(self):
+    def _base(self) -> Tensor | None:
         return self._extra.get("base") if self._extra else None
 
-    def _is_view(self):
+    def _is_view(self) -> bool:
         return self._base is not None
 
-    def detach(self):
+    def detach(self) -> Tensor:
         t = wrap(self._data, self.dtype, self.device, self.layout)
         if self._vc is None:
             self._vc = [0]
         t._vc = self._vc
         return t
 
-    def detach_(self):
+    def detach_(self) -> Tensor:
         if self._extra and self._extra.get("base") is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
@@ -194,7 +215,7 @@ class Tensor:
         return self
 
     @property
-    def retains_grad(self):
+    def retains_grad(self) -> bool:
         return bool(self._extra and self._extra.get("retains_grad"))
 
 

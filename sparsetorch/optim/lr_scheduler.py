@@ -11,10 +11,13 @@ import math
 import warnings
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
-from typing import Any, SupportsFloat
+from typing import TYPE_CHECKING
 
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, SupportsFloat
 
 __all__ = [
     "CosineAnnealingLR",
