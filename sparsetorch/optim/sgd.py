@@ -81,6 +81,9 @@ class SGD(Optimizer):
         lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
         wd, nest, maxi = group["weight_decay"], group["nesterov"], group["maximize"]
         buf_t = state.get("momentum_buffer")
+        if mom == 0 and wd == 0 and self._uncoalesced_rows(P, grad, lr, maxi):
+            _dispatch.bump_version(p)
+            return
         rg = None if grad.layout is strided else _sparse.row_grad(grad, tuple(P.shape))
         row_buf = (rg is not None and mom != 0 and wd == 0 and group["sparse_mode"] == "exact"
                    and P.ndim >= 1 and rg[2] == P.shape[0] and P.flags.c_contiguous)
@@ -178,6 +181,27 @@ class SGD(Optimizer):
                 g = g + mom * buf2 if nest else buf2
             P2 -= lr * g
         _dispatch.bump_version(p)
+
+    @staticmethod
+    def _uncoalesced_rows(P, grad, lr, maxi):
+        """Plain SGD from an uncoalesced row-sparse gradient (``Embedding(sparse=True)``'s): each
+        entry is applied in order, without coalescing first (torch's ``add_`` does the same; 65k
+        x 64 entries: the coalesce alone took 4 ms). Returns False where it does not apply."""
+        if grad.layout is not sparse_coo or P.ndim < 2 or not _is_np(P):
+            return False
+        pl = grad._data
+        if pl.coalesced or pl.indices.shape[0] != 1 or not P.flags.c_contiguous:
+            return False
+        k = _kernels.kernels(_sparse.CPU, P.dtype)
+        if k is None:
+            return False
+        P2 = P.reshape(P.shape[0], -1)
+        vals = pl.values.reshape(pl.values.shape[0], -1)
+        if vals.dtype != P2.dtype:
+            vals = vals.astype(P2.dtype)
+        xp = _xp_of(P2)
+        k.sgd_entries(P2, pl.indices[0], xp.ascontiguousarray(vals), -lr if maxi else lr)
+        return True
 
     @staticmethod
     def _exact_row_buffer(p, P, rg, state, buf_t, lr, mom, damp, nest, maxi):

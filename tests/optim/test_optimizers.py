@@ -212,3 +212,28 @@ def test_sgd_sparse_rows_kernel_same_bits_as_numpy(maximize):
     untouched = np.setdiff1d(np.arange(200), idx[0])
     np.testing.assert_array_equal(got[0][untouched], p0[untouched])
     assert not np.array_equal(got[0], p0)
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_sgd_uncoalesced_embedding_grad_matches_torch(maximize, kernels):
+    """Plain SGD from Embedding(sparse=True)'s uncoalesced gradient (repeated ids): each entry
+    applied in order without a coalesce on the numba path; torch's values either way (to
+    float32 rounding)."""
+    T = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    w0 = rng.standard_normal((30, 20)).astype(np.float32)
+    ids = rng.integers(0, 30, (6, 9))
+    g = rng.standard_normal((6, 9, 20)).astype(np.float32)
+    res = []
+    for lib in (torch, T):
+        emb = lib.nn.Embedding(30, 20, sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(w0))
+        opt = lib.optim.SGD(emb.parameters(), lr=0.1, maximize=maximize)
+        for _ in range(3):
+            opt.zero_grad()
+            (emb(lib.tensor(ids)) * lib.tensor(g)).sum().backward()
+            assert not emb.weight.grad.is_coalesced()
+            opt.step()
+        res.append(emb.weight.detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-6, atol=1e-6)  # torch's axpy may fuse
