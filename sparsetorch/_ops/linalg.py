@@ -13,10 +13,9 @@ from .. import _autocast as _ac
 from .._backend import CPU, get_backend
 from .._dtype import bfloat16
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, composite, defop, record, wrap
+from .._dispatch import call, composite, defop, record_if_grad, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
-from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
 from ..sparse._payload import COO
 from . import sparse_linalg as _spl
@@ -29,7 +28,6 @@ from .einsum import tensordot
 
 S = (strided,)
 SS = (strided, strided)
-_grad_enabled = GRAD_ENABLED.get
 _ac_active = _ac.active
 
 __all__ = [
@@ -134,8 +132,8 @@ def _fast(op, a, b):
     dev = a.device
     t = wrap(_matmul_kernel(CPU if dev is CPU_DEVICE else get_backend(dev), a._data, b._data),
              a.dtype, dev, strided)
-    if (a._rg or b._rg) and _grad_enabled():
-        record(op, t, (a, b), ())
+    if a._rg or b._rg:
+        record_if_grad(op, t, (a, b), ())
     return t
 
 

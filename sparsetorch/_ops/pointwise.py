@@ -11,7 +11,7 @@ from .. import _dispatch
 from .. import _dtype as D
 from .._backend import CPU, writeable
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record
+from .._dispatch import call, defop, record_if_grad
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
@@ -430,8 +430,8 @@ def make_binary(op, rule, doc, ufunc_name=None):
                     t.grad_fn = None
                     t._vc = None
                     t._extra = None
-                    if (input._rg or other_rg) and not compare and _grad_enabled():
-                        record(op, t, (input, other), ())
+                    if input._rg or other_rg:  # (record never records a comparison's bool)
+                        record_if_grad(op, t, (input, other), ())
                     if out is not None:
                         return with_out(t, out, name)
                     return t

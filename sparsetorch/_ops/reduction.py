@@ -16,10 +16,9 @@ from .. import _dtype as D
 from .. import _autocast as _ac
 from .._backend import CPU, get_backend
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record, wrap
+from .._dispatch import call, defop, record_if_grad, wrap
 from .._layout import strided
 from .._tensor import Tensor
-from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
 from . import sorting as _sorting
 from . import sparse_reduction as _sparse
@@ -31,7 +30,6 @@ from ._util import check_tensor, norm_dim, with_out
 from .sorting import _take_along, return_type
 
 S = (strided,)
-_grad_enabled = GRAD_ENABLED.get
 
 
 # ---- sum, nansum, mean, nanmean ----
@@ -50,8 +48,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
             be = CPU if dev is CPU_DEVICE else get_backend(dev)
             data = input._data
             t = wrap(be.xp.asarray(data.sum()), dt, dev, strided)
-            if input._rg and _grad_enabled():
-                record(_sum_op, t, (input,), (None, False, data.shape))
+            if input._rg:
+                record_if_grad(_sum_op, t, (input,), (None, False, data.shape))
             return t
     check_tensor(input, "sum")
     axes = reduce_axes(input, dim, "sum")

@@ -24,7 +24,7 @@ block-diagonal matrices that share their values; both are differentiable re-patt
 from .. import _dtype as D
 from .._backend import CPU, get_backend
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record, result_layout, wrap
+from .._dispatch import call, defop, record_if_grad, result_layout, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
@@ -129,8 +129,8 @@ def _prod(a, b, ta=False, tb=False):
     data = _PROD_KERNELS[(a.layout, b.layout)](CPU if dev is CPU_DEVICE else get_backend(dev),
                                                 a._data, b._data, ta, tb)
     t = wrap(data, a.dtype, dev, result_layout(data))
-    if (a._rg or b._rg) and _grad_enabled():
-        record(_prod_op, t, (a, b), (ta, tb))
+    if a._rg or b._rg:
+        record_if_grad(_prod_op, t, (a, b), (ta, tb))
     return t
 
 
