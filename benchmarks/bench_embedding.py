@@ -10,7 +10,8 @@ scattered by a fixed permutation. Sections:
 - ``EmbeddingBag`` forward + backward with ``sparse=True``: torch's gradient is uncoalesced, so
   a "torch + coalesce" row is given too (sparsetorch's gradient comes out coalesced);
 - ``Embedding(sparse=True)`` lookup of 65,536 zipf ids + backward (uncoalesced grads on both);
-- a full iteration: that lookup, backward and a ``SparseAdam`` step.
+- full iterations (lookup, backward, optimizer step) with SGD, Adagrad and SparseAdam, for the
+  bags and for the lookup.
 
 Targets (issue 4, medians of one run): EmbeddingBag forward <= 1.0x torch, forward+backward
 <= 1.0x torch, Embedding + SparseAdam iteration <= 0.3x torch. The numba kernels are compiled (or loaded from numba's cache) in the warm-up.
@@ -107,6 +108,16 @@ def bag_section(args, num, dim, bags, per_bag):
             print(f"(gradients agree: {np.allclose(a, b, rtol=1e-4, atol=1e-5)})")
 
 
+def bag_iterations(args, num, dim, bags, per_bag):
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(num)
+    w0 = rng.standard_normal((num, dim)).astype(np.float32)
+    ids0 = zipf_ids(rng, bags * per_bag, num, perm)
+    off0 = np.arange(0, bags * per_bag, per_bag, dtype=np.int64)
+    g0 = rng.standard_normal((bags, dim)).astype(np.float32)
+    iteration_section(args, w0, ids0, g0, off0)
+
+
 def embedding_section(args, num, dim, n):
     rng = np.random.default_rng(1)
     perm = rng.permutation(num)
@@ -135,43 +146,53 @@ def embedding_section(args, num, dim, n):
     iteration_section(args, w0, ids0, g0)
 
 
-def iteration_section(args, w0, ids0, g0):
-    """A training iteration of a sparse embedding table: ``nn.Embedding(sparse=True)`` lookup,
-    a loss, backward, ``SparseAdam.step()``, ``zero_grad()`` (torch's SparseAdam coalesces the
-    uncoalesced gradient inside ``step``; ours coalesces it with the numba row-bucket kernel)."""
+OPTIMIZERS = (("SGD", {"lr": 0.1}), ("Adagrad", {"lr": 0.1}), ("SparseAdam", {"lr": 1e-3}))
+
+
+def iteration_section(args, w0, ids0, g0, off0=None):
+    """A training iteration of a sparse embedding table with each optimizer torch accepts sparse
+    gradients in (SGD, Adagrad, SparseAdam): ``nn.Embedding(sparse=True)`` lookup (or, with
+    ``off0``, ``nn.EmbeddingBag(mode="sum", sparse=True)``), a loss, backward, ``step()``,
+    ``zero_grad()``. torch's optimizers coalesce the uncoalesced gradient where they need to;
+    ours take Embedding's uncoalesced gradient (SGD applies it entry by entry) and
+    EmbeddingBag's coalesced one."""
     num, dim = w0.shape
-    ids, G = st.tensor(ids0), st.tensor(g0)
-    emb = st.nn.Embedding(num, dim, sparse=True)
-    with st.no_grad():
-        emb.weight.copy_(st.tensor(w0))
-    opt = st.optim.SparseAdam(emb.parameters(), lr=1e-3)
+    kind = "Embedding" if off0 is None else "EmbeddingBag(sum)"
 
-    def st_it():
-        opt.zero_grad()
-        (emb(ids) * G).sum().backward()
-        opt.step()
+    def build(lib, name, kw):
+        if off0 is None:
+            emb = lib.nn.Embedding(num, dim, sparse=True)
+        else:
+            emb = lib.nn.EmbeddingBag(num, dim, mode="sum", sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.from_numpy(w0))
+        opt = getattr(lib.optim, name)(emb.parameters(), **kw)
+        ids, G = lib.from_numpy(ids0), lib.from_numpy(g0)
+        off = None if off0 is None else lib.from_numpy(off0)
 
-    v = {}
-    if torch is not None:
-        temb = torch.nn.Embedding(num, dim, sparse=True)
-        with torch.no_grad():
-            temb.weight.copy_(torch.from_numpy(w0))
-        topt = torch.optim.SparseAdam(temb.parameters(), lr=1e-3)
-        tids, tG = torch.from_numpy(ids0), torch.from_numpy(g0)
+        def it():
+            opt.zero_grad()
+            out = emb(ids) if off is None else emb(ids, off)
+            (out * G).sum().backward()
+            opt.step()
 
-        def t_it():
-            topt.zero_grad()
-            (temb(tids) * tG).sum().backward()
-            topt.step()
+        return it, emb
 
-        v["torch"] = _harness.loop(t_it)
-    v["sparsetorch"] = _harness.loop(st_it)
-    rows = _harness.compare(v, 1, args.samples, args.warmup)
-    _harness.print_table(rows, "torch", f"Embedding(sparse=True) + SparseAdam iteration: "
-                         f"{ids0.size} zipf ids, {num} x {dim} table (target <= 0.3x)", "us")
-    if torch is not None:  # the two tables took the same steps
-        same = np.allclose(emb.weight.detach().numpy(), temb.weight.detach().numpy(), atol=1e-5)
-        print(f"(tables agree after the same number of steps: {same})")
+    for name, kw in OPTIMIZERS:
+        v = {}
+        tables = {}
+        if torch is not None:
+            v["torch"], tables["torch"] = build(torch, name, kw)
+            v["torch"] = _harness.loop(v["torch"])
+        it, tables["sparsetorch"] = build(st, name, kw)
+        v["sparsetorch"] = _harness.loop(it)
+        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        _harness.print_table(rows, "torch", f"{kind}(sparse=True) + {name} iteration: "
+                             f"{ids0.size} zipf ids, {num} x {dim} table", "us")
+        if torch is not None:  # the two tables took the same steps
+            same = np.allclose(tables["sparsetorch"].weight.detach().numpy(),
+                               tables["torch"].weight.detach().numpy(), atol=1e-4)
+            print(f"(tables agree after the same number of steps: {same})")
 
 
 def main(argv=None) -> int:
@@ -195,6 +216,7 @@ def main(argv=None) -> int:
         _harness.wait_for_quiet()
     q = args.quick
     bag_section(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
+    bag_iterations(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
     embedding_section(args, 10_000 if q else 1_000_000, 64, 4096 if q else 65_536)
     return 0
 
