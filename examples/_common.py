@@ -77,8 +77,29 @@ def existing_file(text):
 
 # ---- the parser ---------------------------------------------------------------------------------
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """The docstring as written; each option's default after its help."""
+
+    @staticmethod
+    def quiet(action):
+        """No default worth showing (none, or an off switch)."""
+        return action.default in (None, argparse.SUPPRESS) or action.default is False
+
+    def _get_help_string(self, action):
+        text = action.help
+        if not self.quiet(action) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line (argparse prints the usage block too)."""
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        if action.help is None and not _Formatter.quiet(action):
+            action.help = "(default: %(default)s)"  # argparse shows no help line otherwise
+        return action
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
@@ -88,7 +109,7 @@ def parser(name, doc, *, out=True):
     """A parser for ``examples/<name>.py`` with the shared options; ``doc`` (the example's
     docstring) is the help text. ``out=False``: the example writes no files."""
     p = Parser(prog=f"{name}.py", description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=_Formatter)
     p.add_argument("--quick", action="store_true",
                    help=f"a short run, for CI (also {QUICK_ENV}=1)")
     if out:
@@ -180,8 +201,8 @@ def settings(args, *keys):
 
 def save_curves(path, title, panels):
     """Writes ``panels`` side by side into the PNG ``path``: each ``(x, y, xlabel, ylabel)``,
-    titled by its ylabel, under the figure title ``title`` (lines wrapped to fit). Returns ``path``, or None (with a
-    message) when matplotlib is not installed."""
+    titled by its ylabel, under the figure title ``title`` (lines wrapped to fit). Returns
+    ``path``, or None (with a message) when matplotlib is not installed."""
     try:
         import matplotlib
     except ImportError:

@@ -46,18 +46,21 @@ def build_parser():
     p.add_argument("--lr", type=common.positive_float, default=1e-2)
     p.add_argument("--reg", type=common.nonnegative_float, default=0.1,
                    help="L2 penalty on the looked-up user and item factors")
-    p.add_argument("--seed", type=int, default=0, help="seeds the initialisation and the batch order")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the initialisation and the batch order")
     p.add_argument("--num-workers", type=common.nonnegative_int, default=0,
                    help="DataLoader worker processes")
     p.add_argument("--user", type=int, help="userId to recommend for (default: the first one)")
     p.add_argument("--min-ratings", type=common.nonnegative_int, default=20,
                    help="recommend only movies with at least this many training ratings")
-    p.add_argument("--plot", metavar="PNG", help="PNG for the loss/RMSE curves (default: OUT/movielens.png; "
-                   "'' = none)")
-    p.add_argument("--checkpoint", metavar="PATH", help="checkpoint path, written after every epoch: model, "
-                   "optimizer, epoch (default: OUT/movielens.pt; '' = none)")
+    p.add_argument("--plot", metavar="PNG",
+                   help="PNG for the loss/RMSE curves (default: OUT/movielens.png; '' = none)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="checkpoint path, written after every epoch: model, optimizer, epoch "
+                   "(default: OUT/movielens.pt; '' = none)")
     p.add_argument("--resume", metavar="PATH", type=common.existing_file,
-                   help="continue from a checkpoint to --epochs (same result as an uninterrupted run)")
+                   help="continue from a checkpoint to --epochs "
+                   "(the same result as an uninterrupted run)")
     p.add_argument("--distributed", action="store_true",
                    help="data-parallel under mpirun (backend 'mpi')")
     return p

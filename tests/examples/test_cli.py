@@ -150,7 +150,7 @@ def test_every_example_runs_on_torch(tmp_path):
     shorter = {"movielens": ["--epochs", "1", "--data", str(data), "--min-ratings", "1"],
                "gcn_karate": ["--epochs", "20"],
                "ctr_embeddingbag": ["--epochs", "1", "--train-size", "3000", "--test-size", "1000"],
-               "quickstart": ["--steps", "5"], "lenet": ["--steps", "5"]}  # the switch, not learning
+               "quickstart": ["--steps", "5"], "lenet": ["--steps", "5"]}  # checks the switch only
     args = {name: ["--quick", "--no-progress", "--out", str(tmp_path / "out"), *shorter[name]]
             for name in TRAINING}
     args["tutorial"] = ["--quick"]  # it writes nothing: no --out
