@@ -80,20 +80,36 @@ def test_cpu_tensor_device_queries():
     assert not t.is_cuda and t.is_cpu and t.get_device() == -1
 
 
-@pytest.mark.skipif(os.environ.get("SPARSETORCH_FAKE_CUDA") is not None,
-                    reason="already running under the fake backend")
-def test_device_tests_pass_on_the_fake_cuda_backend():
-    """tests/gpu under SPARSETORCH_FAKE_CUDA=2: placement, moves, cross-device errors, the op
-    table slice, nn layers and optimizers on two fake devices."""
+def _fake_cuda_suite(*paths):
     env = dict(os.environ, SPARSETORCH_FAKE_CUDA="2")
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/gpu", "-m", "cuda", "-q", "-x",
+        [sys.executable, "-m", "pytest", *paths, "-m", "cuda", "-q", "-x",
          "-p", "no:cacheprovider", "-o", "addopts="],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     tail = (r.stdout + r.stderr)[-3000:]
     assert r.returncode == 0, tail
     passed = re.search(r"(\d+) passed", tail)
-    assert passed and int(passed.group(1)) >= 300, tail  # the device tests ran, not skipped
+    return int(passed.group(1)) if passed else 0, tail
+
+
+@pytest.mark.skipif(os.environ.get("SPARSETORCH_FAKE_CUDA") is not None,
+                    reason="already running under the fake backend")
+def test_device_plumbing_passes_on_the_fake_cuda_backend():
+    """The quick part of tests/gpu under SPARSETORCH_FAKE_CUDA=2 (placement, moves, cross-device
+    errors, the cuda module); the whole of it is the opt-in test below."""
+    passed, tail = _fake_cuda_suite("tests/gpu/test_device_plumbing.py",
+                                    "tests/gpu/test_cuda_module.py")
+    assert passed >= 20, tail  # the device tests ran, not skipped
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SPARSETORCH_FAKE_CUDA") is not None,
+                    reason="already running under the fake backend")
+def test_device_tests_pass_on_the_fake_cuda_backend():
+    """tests/gpu under SPARSETORCH_FAKE_CUDA=2: placement, moves, cross-device errors, the op
+    table slice, nn layers and optimizers on two fake devices."""
+    passed, tail = _fake_cuda_suite("tests/gpu")
+    assert passed >= 300, tail  # the device tests ran, not skipped
 
 
 def _bench(env_extra):
@@ -103,6 +119,7 @@ def _bench(env_extra):
                           timeout=600, check=False)
 
 
+@pytest.mark.slow
 @needs_no_gpu
 def test_gpu_benchmark_exits_cleanly_without_a_gpu():
     r = _bench({"SPARSETORCH_FAKE_CUDA": "0"})
@@ -110,6 +127,7 @@ def test_gpu_benchmark_exits_cleanly_without_a_gpu():
     assert "no CUDA device" in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("SPARSETORCH_FAKE_CUDA") is not None,
                     reason="already running under the fake backend")
 def test_gpu_benchmark_code_paths_run_on_the_fake_backend():

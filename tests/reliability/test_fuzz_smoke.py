@@ -8,6 +8,8 @@ import pytest
 
 pytest.importorskip("atheris")
 
+pytestmark = pytest.mark.fuzz  # opt-in: `python -m pytest -m fuzz` (.ci/run runs it)
+
 FUZZ = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz")
 _spec = importlib.util.spec_from_file_location("_sparsetorch_fuzz_run", os.path.join(FUZZ, "run.py"))
 fuzz_run = importlib.util.module_from_spec(_spec)
