@@ -190,6 +190,7 @@ def _index_arg(k, x):
 def sparse_getitem(x, key):
     """``x[key]`` for a sparse ``x``: ints (select), slices (narrow; steps via index_select),
     ``None`` (unsqueeze), ``...`` and one 1-D integer index tensor (index_select)."""
+    check_tensor(x, "getitem")  # the steps below are Tensor methods: only our tensors get here
     if key.__class__ is not tuple:
         key = (key,)
     items = []
