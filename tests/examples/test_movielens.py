@@ -64,6 +64,18 @@ def test_data_flag_rejects_a_csv_without_the_columns(movielens, tmp_path):
         movielens.main(["--data", str(bad), "--plot", "", "--checkpoint", ""])
 
 
+@pytest.mark.parametrize("content", [b"", b"\xd0\xcf\x11\xe0 not text\n", b"a\nb\nc,d,e\n"])
+def test_data_flag_rejects_an_unreadable_csv_in_one_line(movielens, tmp_path, content):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(content)
+    with pytest.raises(SystemExit) as e:
+        movielens.main(["--data", str(bad), "--out", str(tmp_path / "out")])
+    message = str(e.value.code)
+    assert message.startswith(f"movielens.py: error: --data {bad}: not a readable CSV (")
+    assert "\n" not in message
+    assert list((tmp_path / "out").iterdir()) == []  # made for the outputs, nothing written
+
+
 def test_quick_flag_and_env_var(movielens, monkeypatch, tmp_path):
     monkeypatch.delenv("SPARSETORCH_EXAMPLES_QUICK", raising=False)
     out = ["--out", str(tmp_path)]
