@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 import sparsetorch
 import sparsetorch.as_torch  # imported on demand elsewhere; its name is listed in OURS
+import sparsetorch.warmup  # likewise
 
 NAMESPACES = ["", "nn", "nn.functional", "sparse", "optim", "utils.data"]
 
@@ -305,6 +306,7 @@ OURS = {
     "DenseAllocationError": "raised where an op would densify a sparse tensor beyond the limit "
                             "(docs/reliability.md)",
     "as_torch": "module: run an unchanged torch program (python -m sparsetorch.as_torch)",
+    "warmup": "module: compile the numba kernels ahead (python -m sparsetorch.warmup)",
     "to_dense": "function form of Tensor.to_dense (docs/reliability.md)",
     "nn.SparseLinear": "linear layer with a sparse COO/CSR weight (only stored entries learn)",
     "sparse.DenseAllocationError": "re-export of sparsetorch.DenseAllocationError",
