@@ -14,7 +14,7 @@ import dis
 import inspect
 
 from . import _dtype as D
-from . import _ops
+from . import _ops, _torch_warnings
 from ._layout import strided
 from ._ops import legacy as _legacy
 from ._ops import pointwise as _pw  # operators call the op objects directly
@@ -924,6 +924,8 @@ class _DataModelForwards:
 
     @property
     def T(self):
+        if self.ndim != 2:  # torch's deprecation (once per process)
+            _torch_warnings.T_not_2d(self.ndim)
         return _ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -1354,4 +1356,24 @@ def _bind():
 
 
 DIRECT = _bind()  # the method names bound to their op function itself
+
+
+def _grad_property(slot):
+    """``.grad`` over its slot, with torch's UserWarning when the tensor read is not a leaf, does not
+    retain its gradient and has none (torch's ``TensorBase::grad``)."""
+    get = slot.__get__
+
+    def grad(self):
+        g = get(self)
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            _torch_warnings.non_leaf_grad()
+        return g
+
+    def delete(self):  # ``del x.grad`` leaves None, as in torch
+        slot.__set__(self, None)
+
+    return property(grad, slot.__set__, delete, Tensor.__slots__["grad"])
+
+
+Tensor.grad = _grad_property(Tensor.__dict__["grad"])
 _document(Tensor)  # docstrings of the methods (forwards: from the ops)

@@ -1,5 +1,7 @@
 """torch's warnings where torch warns: same category, same text (checked against torch when installed)."""
 
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -125,3 +127,85 @@ def test_state_dict_positional_arguments_warn():
 def test_state_dict_positional_as_torch():
     got = _same_as_torch(lambda mod: mod.nn.Linear(2, 2).state_dict({}, "x."))
     assert [c for c, _ in got] == ["FutureWarning"]
+
+
+# ---- .grad of a non-leaf, Tensor.T on non-2-D, Variable(volatile=True) ----
+
+def test_non_leaf_grad_read_warns():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.warns(UserWarning, match=r"The \.grad attribute of a Tensor that is not a leaf Tensor "
+                                         r"is being accessed") as rec:
+        assert y.grad is None
+    assert rec[0].filename == __file__  # points at the user's line
+    y.retain_grad()
+    y.sum().backward()
+    assert _caught(lambda: (x.grad, y.grad)) == []  # a leaf, and a non-leaf that retains its grad
+    assert y.grad.tolist() == [1.0, 1.0] and x.grad.tolist() == [2.0, 2.0]
+    z = x.detach() * 2
+    assert _caught(lambda: z.grad) == []  # no history: a leaf
+
+
+def test_non_leaf_grad_as_torch():
+    got = _same_as_torch(lambda m: (m.ones(2, requires_grad=True) * 3).grad)
+    assert [c for c, _ in got] == ["UserWarning"]
+
+
+def test_training_loop_reads_grads_silently():
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.ones(4, 3)).pow(2).sum().backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+    assert model.weight.grad is not None
+
+
+def test_grad_property_keeps_the_slot_semantics():
+    x = torch.ones(2, requires_grad=True)
+    x.grad = torch.full((2,), 3.0)
+    assert x.grad.tolist() == [3.0, 3.0]
+    del x.grad
+    assert x.grad is None
+    assert "gradient" in torch.Tensor.grad.__doc__
+
+
+def test_T_on_non_2d_warns_once_per_kind(monkeypatch):
+    from sparsetorch import _torch_warnings
+
+    monkeypatch.setattr(_torch_warnings, "_warned_once", set())
+    with pytest.warns(UserWarning, match=r"The use of `x.T` on tensors of dimension other than 2"):
+        assert torch.ones(2, 3, 4).T.shape == (4, 3, 2)
+    assert _caught(lambda: torch.ones(3).T) == []  # once per process, as torch's TORCH_WARN_ONCE
+    with pytest.warns(UserWarning, match="Tensor.T is deprecated on 0-D tensors"):
+        assert torch.ones(()).T.shape == ()
+    assert _caught(lambda: torch.ones(2, 3).T) == []
+
+
+def test_variable_volatile_warns():
+    with pytest.warns(UserWarning, match=r"volatile was removed and now has no effect"):
+        v = torch.autograd.Variable(torch.ones(2), volatile=True)
+    assert not v.requires_grad
+    assert _caught(lambda: torch.autograd.Variable(torch.ones(2))) == []
+
+
+def test_once_warnings_texts_as_torch():
+    """torch warns these once per process: compare with a fresh torch interpreter."""
+    pytest.importorskip("torch")
+    code = (
+        "import warnings, torch\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    torch.ones(3).T; torch.ones(()).T\n"
+        "    torch.autograd.Variable(torch.ones(2), volatile=True)\n"
+        "for x in w: print(x.category.__name__ + '|' + str(x.message).split(' (Triggered internally')[0])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True)
+    from sparsetorch import _torch_warnings as tw
+
+    assert out.stdout.splitlines() == ["UserWarning|" + tw._T_ND, "UserWarning|" + tw._T_0D,
+                                       "UserWarning|" + tw._VOLATILE]

@@ -9,6 +9,7 @@ import functools
 import inspect
 import weakref
 
+from .. import _torch_warnings
 from .._backend import get_backend
 from .._layout import strided
 from .._tensor import Tensor, wrap
@@ -455,6 +456,8 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data, requires_grad=False, volatile=False):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:
+            _torch_warnings.volatile()
         t = data.detach()
         if requires_grad:
             t.requires_grad_(True)
