@@ -44,7 +44,7 @@ def flog1p01(z):
     return math.log1p(z)
 
 
-@overload(fexp)
+@overload(fexp, jit_options={"fastmath": {"contract"}})
 def _fexp_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
         def f32(v):
@@ -73,7 +73,7 @@ def _fexp_impl(v):
     return lambda v: math.exp(v)
 
 
-@overload(flog1p01)
+@overload(flog1p01, jit_options={"fastmath": {"contract"}})
 def _flog1p01_impl(z):
     if isinstance(z, types.Float) and z.bitwidth == 32:
         def f32(z):
