@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import sparsetorch as st  # noqa: E402
+import sparsetorch as st
 
 try:
     import torch

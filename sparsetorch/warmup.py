@@ -14,14 +14,15 @@ Running it again is cheap: it only loads what is cached and reports 0 kernels co
 """
 
 import argparse
+import importlib.util
 import sys
 import time
 
 from . import _dtype, _jit, nn, optim
-from .nn import functional as F
 from . import _ops as st
 from . import sparse as tsparse
 from .autograd.grad_mode import no_grad
+from .nn import functional as F
 
 __all__ = ["GROUPS", "main", "run"]
 
@@ -161,9 +162,7 @@ def run(groups=None, dtypes=_DTYPES, file=None):
         print("sparsetorch.warmup: numba is switched off (SPARSETORCH_NO_NUMBA): nothing to do",
               file=out)
         return []
-    try:
-        import numba  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("numba") is None:
         print("sparsetorch.warmup: numba is not installed: nothing to compile", file=out)
         return []
     old_notice = _jit.NOTICE[0]

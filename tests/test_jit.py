@@ -71,8 +71,8 @@ def test_notice_printed_once(monkeypatch):
     assert _jit.notice(3.4, file=buf) is True
     assert _jit.notice(3.4, file=buf) is False
     lines = buf.getvalue().splitlines()
-    assert lines == ["sparsetorch: compiling sparse kernels once (~3 s); "
-                     "`python -m sparsetorch.warmup` does it ahead"]
+    assert lines == [("sparsetorch: compiling sparse kernels once (~3 s); "
+                      "`python -m sparsetorch.warmup` does it ahead")]
     monkeypatch.setattr(_jit, "_NOTICED", [False])
     monkeypatch.setattr(_jit, "NOTICE", [False])  # the warmup reports by itself
     assert _jit.notice(1, file=buf) is False
@@ -85,7 +85,7 @@ def test_first_compile_of_a_sparsetorch_kernel_announces_itself(monkeypatch, cap
     monkeypatch.setattr(_jit, "_NOTICED", [False])
     monkeypatch.setattr(_jit, "NOTICE", [True])
     g = {"__name__": "sparsetorch._test_fake_kernels", "numba": numba}  # "our" kernels, uncached
-    exec("def build():\n"
+    exec("def build():\n"  # noqa: S102 - a module of our package's name, compiled uncached
          "    def twice(x):\n        return 2 * x\n"
          "    def thrice(x):\n        return 3 * x\n"
          "    return numba.njit(twice), numba.njit(thrice)\n", g)

@@ -4,13 +4,14 @@ After the all-gather, rank ``r``'s entries are sorted unique linear indices with
 rows. A general coalesce would sort all of them again; a merge of the ``p`` sorted runs finds
 each entry's output row in one pass, and a second pass adds the value rows there, in rank
 order (so every rank computes bit-identical sums). numba kernels (``cache=True``, CPU only),
-built on first use; without numba, on other backends or for many ranks, callers fall back to
+built on first use (``sparsetorch._jit``); without numba (or with it switched off), on other backends or for many ranks, callers fall back to
 the coalesce kernel.
 """
 
+from .. import _jit
+
 __all__ = ["merge_sum"]
 
-_KERNELS = [None]  # None: not built yet; False: numba unavailable
 MAX_RUNS = 64  # the merge picks the smallest head in O(runs): beyond this, coalesce is better
 
 
@@ -20,10 +21,8 @@ def merge_sum(be, keys, vals, starts):
     if be.name != "cpu" or len(starts) - 1 > MAX_RUNS or vals.dtype.kind not in "fiuc" \
             or vals.dtype.itemsize < 2:
         return None
-    k = _KERNELS[0]
+    k = _jit.kernels("dist_merge", _build, 2.0)
     if k is None:
-        k = _KERNELS[0] = _build()
-    if not k:
         return None
     positions, gather_sum = k
     ukeys, pos = positions(keys, starts)

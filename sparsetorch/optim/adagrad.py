@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..sparse import _threads
+from .. import _jit
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of, _zero_step
@@ -108,7 +108,7 @@ class Adagrad(Optimizer):
         k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
         if k is None:
             return super()._lazy(P2, rows, vals, S2, group, t)
-        with _threads.limit(vals.size):
+        with _jit.limit(vals.size):
             k.adagrad_rows(P2, S2["sum"], rows, _xp_of(vals).ascontiguousarray(vals),
                            self._clr(group, t), group["eps"], group["weight_decay"],
                            group["maximize"])

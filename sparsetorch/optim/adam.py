@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ..sparse import _threads
+from .. import _jit
 from . import _kernels, _sparse
 from .optimizer import Optimizer, _check_mode, _xp_of
 
@@ -130,7 +130,7 @@ class Adam(Optimizer):
         if k is not None and P.ndim > 0 and all(a.flags.c_contiguous and a.dtype == P.dtype
                                                  for a in arrs):
             f = (lambda a: a.reshape(-1))
-            with _threads.limit(P.size):
+            with _jit.limit(P.size):
                 k.adam_flat(f(P), f(G), f(m), f(v), f(vmax if vmax is not None else m),
                             vmax is not None, *sc, _kernels.num_blocks(k, P.size))
             return
@@ -150,7 +150,7 @@ class Adam(Optimizer):
             rowmap = xp.full(P2.shape[0], -1, dtype=xp.int64)
             rowmap[rows] = xp.arange(rows.size, dtype=xp.int64)
             rows = rows[:0]
-        with _threads.limit(vals.size if lazy else P2.size):
+        with _jit.limit(vals.size if lazy else P2.size):
             k.adam_rows(P2, m, v, vmax if vmax is not None else m, vmax is not None, rows, vals,
                         rowmap, *self._scalars(group, t))
         return True

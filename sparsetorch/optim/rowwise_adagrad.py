@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..sparse import _threads
+from .. import _jit
 from . import _kernels, _sparse
 from .adam import _is_np
 from .optimizer import Optimizer, _check_mode, _xp_of
@@ -112,7 +112,7 @@ class RowWiseAdagrad(Optimizer):
         xp = _xp_of(P2)
         k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
         if k is not None:
-            with _threads.limit(vals.size):
+            with _jit.limit(vals.size):
                 k.rowwise_adagrad_rows(P2, s, rows, xp.ascontiguousarray(vals), group["lr"],
                                        group["eps"], group["weight_decay"], group["maximize"])
             return

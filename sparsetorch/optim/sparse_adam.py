@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .. import _dispatch
+from .. import _dispatch, _jit
 from .._layout import strided
-from ..sparse import _threads
 from . import _cuda_kernels, _kernels, _sparse
 from .adam import _check, _is_np
 from .optimizer import Optimizer, _xp_of, _zero_step
@@ -91,7 +90,7 @@ class SparseAdam(Optimizer):
             k = _kernels.kernels(_sparse.CPU, P2.dtype) if _is_np(P2) else None
             if k is not None:
                 xp = _xp_of(P2)
-                with _threads.limit(vals.size):
+                with _jit.limit(vals.size):
                     k.adam_rows(P2, m2, v2, m2, False, rows, xp.ascontiguousarray(vals),
                                 xp.empty(0, dtype=xp.int64), ss, group["lr"], b1, b2, eps, 1.0,
                                 0.0, False, group["maximize"])

@@ -1,5 +1,5 @@
-"""The thread policy of the parallel kernels lives in ``sparsetorch._jit`` (one copy); this name
-stays for the kernels and optimizers that import it from here."""
+"""Old home of the thread policy of the parallel kernels, which lives in ``sparsetorch._jit`` (one
+copy); nothing inside the package imports this name any more, it stays for code that did."""
 
 from .._jit import PAR_MIN_WORK, limit
 

@@ -27,15 +27,16 @@ TensorFlow's weighted combiners do); ``sparse=True`` with ``mode='max'``.
 
 
 from ... import _dtype as D
+from ... import _jit
 from ..._backend import get_backend
 from ..._dispatch import bump_version, call, defop, wrap
 from ..._layout import sparse_coo, strided
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...sparse import _convert as C
-from ...sparse import _cuda, _threads
-from ...sparse._spmm import check_int32_limits
+from ...sparse import _cuda
 from ...sparse._payload import COO
+from ...sparse._spmm import check_int32_limits
 from .._kernels import embedding as K
 
 __all__ = ["embedding", "embedding_bag"]
@@ -180,7 +181,7 @@ def _bag_forward_kernel(be, w, psw, ctx):
     k = K.kernels(be) if w.dtype.kind == "f" and w.dtype.itemsize >= 4 else None
     if ctx.mode == 2:
         if k is not None:
-            with _threads.limit(ctx.ids.size * w.shape[1]):
+            with _jit.limit(ctx.ids.size * w.shape[1]):
                 out, arg = k[1](w, ctx.ids, ctx.bounds, ctx.pad)
         else:
             out, arg = _bag_max_numpy(xp, w, ctx)
@@ -191,7 +192,7 @@ def _bag_forward_kernel(be, w, psw, ctx):
     if k is not None:
         e = xp.empty(0, w.dtype)
         w = xp.ascontiguousarray(w)  # the kernel prefetches through a flat view of the table
-        with _threads.limit(ctx.ids.size * w.shape[1]):
+        with _jit.limit(ctx.ids.size * w.shape[1]):
             return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
                         e if ctx.scale is None else ctx.scale)
     return _bag_sum_numpy(be, w, psw, ctx)
@@ -199,6 +200,10 @@ def _bag_forward_kernel(be, w, psw, ctx):
 
 def _bag_sum_numpy(be, w, psw, ctx):
     xp = be.xp
+    if w.dtype.name == "bfloat16":  # SciPy has no bfloat16: sum in float32, round once
+        out = _bag_sum_numpy(be, w.astype(xp.float32), None if psw is None else
+                             psw.astype(xp.float32), ctx)
+        return out.astype(w.dtype)
     n = ctx.ids.size
     data = xp.ones(n, w.dtype) if psw is None else psw.astype(w.dtype, copy=True)
     if ctx.pad >= 0:
@@ -247,6 +252,12 @@ def _bag_weight_backward(grad, per_sample_weights, ctx):
 def _bag_bwd_kernel(be, g, psw, ctx):
     """``A^T @ g`` for the table: COO payload (coalesced) when sparse, else a dense array."""
     xp = be.xp
+    if g.dtype.name == "bfloat16":  # SciPy has no bfloat16: accumulate in float32, round once
+        r = _bag_bwd_kernel(be, g.astype(xp.float32), None if psw is None else
+                            psw.astype(xp.float32), ctx)
+        if isinstance(r, COO):
+            return COO(r.indices, r.values.astype(g.dtype), r.shape, r.coalesced)
+        return r.astype(g.dtype)
     g = xp.ascontiguousarray(g)
     dim = g.shape[1]
     shape = (ctx.num, dim)
@@ -272,10 +283,10 @@ def _bag_bwd_kernel(be, g, psw, ctx):
         args = (ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
                 e if ctx.scale is None else ctx.scale, slot)
         try:
-            if work < _threads.PAR_MIN_WORK:  # serial kernels: no thread-count switch needed
+            if work < _jit.PAR_MIN_WORK:  # serial kernels: no thread-count switch needed
                 rows, vals = k[2](*args, 1)
             else:
-                with _threads.limit(work):
+                with _jit.limit(work):
                     rows, vals = k[2](*args, K.num_threads())
         finally:
             K.release_scratch(ctx.num, slot)
@@ -500,6 +511,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ctx.sparse = bool(sparse)
     ctx.arg = None
     ctx.scale = None
+    # the per-bag and per-id factors; bfloat16 tables keep them in float32 (the kernels and SciPy
+    # run bfloat16 in float32)
+    acc = xp.float32 if weight.dtype is D.bfloat16 else weight.dtype.np
     if m == 1 or m == 3:
         if pad >= 0:
             cs = xp.concatenate((xp.zeros(1, xp.int64), xp.cumsum(flat != pad)))
@@ -507,14 +521,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         else:
             cnt = xp.diff(bounds)
         cnt = xp.maximum(cnt, 1).astype(xp.float64)
-        ctx.scale = (cnt if m == 1 else xp.sqrt(cnt)).astype(weight.dtype.np)  # the divisor
+        ctx.scale = (cnt if m == 1 else xp.sqrt(cnt)).astype(acc)  # the divisor
     ctx.freq = None
     ctx.coef = None  # per-id factor of the table's gradient: per_sample_weights x 1/frequency
     psw = None
     if per_sample_weights is not None:
         psw = per_sample_weights.reshape(-1)
-        ctx.coef = xp.ascontiguousarray(psw._data)
+        ctx.coef = xp.ascontiguousarray(psw._data, dtype=acc)
     if scale_grad_by_freq and weight._rg:
-        fc = ctx.freq = _freq_coef(xp, flat, pad).astype(weight.dtype.np)
+        fc = ctx.freq = _freq_coef(xp, flat, pad).astype(acc)
         ctx.coef = fc if ctx.coef is None else ctx.coef * fc
     return call(_bag_op, (weight, psw), (ctx,))

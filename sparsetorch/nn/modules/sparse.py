@@ -4,8 +4,8 @@ from ... import _jit
 from ... import _ops as _st
 from ..._backend import CPU
 from ...autograd.grad_mode import no_grad
-from .._kernels import embedding as _kernels
 from .. import functional as F
+from .._kernels import embedding as _kernels
 from ..parameter import Parameter
 from .module import Module
 
