@@ -198,7 +198,7 @@ def iteration_section(args, w0, ids0, g0, off0=None):
 def main(argv=None) -> int:
     p = _harness.parser(__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=0,
-                   help="threads for torch and numba alike (default: their own defaults)")
+                   help="threads for torch, numba and NumPy's BLAS alike (default: their own)")
     args = p.parse_args(argv)
     if args.threads:
         import numba
@@ -206,6 +206,12 @@ def main(argv=None) -> int:
         numba.set_num_threads(args.threads)
         if torch is not None:
             torch.set_num_threads(args.threads)
+        try:  # NumPy's BLAS too (torch's count covers its own)
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            pass
+        else:
+            blas = threadpool_limits(args.threads, user_api="blas")  # noqa: F841 - held
     if args.quick:
         args.samples = 3
         args.warmup = 1

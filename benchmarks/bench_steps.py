@@ -6,7 +6,7 @@
 
 The same model code runs with ``lib = torch`` and ``lib = sparsetorch`` (initial weights copied
 from the torch model, the same batches), interleaved as ``_harness.compare`` does. Thread counts
-are set for torch (``set_num_threads``) and numba alike. Workloads:
+are set for torch (``set_num_threads``), numba and NumPy's BLAS (threadpoolctl) alike. Workloads:
 
 - **DLRM-style step** (batch 128 and 2048): 4 ``EmbeddingBag(100_000, 16, mode="sum",
   sparse=True)`` tables, 8 uniform ids per bag; bottom MLP 13-64-16; pairwise dot interaction of
@@ -153,7 +153,8 @@ def graph(seed=0):
     fvals = np.full(NODES * WORDS, 1 / WORDS, np.float32)
     y = rng.integers(0, CLASSES, NODES)
     train = np.sort(rng.choice(NODES, 140, replace=False))
-    return (crow, c.astype(np.int64), vals), label, (fcrow, fc.reshape(-1).astype(np.int64), fvals), y, train
+    feat = (fcrow, fc.reshape(-1).astype(np.int64), fvals)
+    return (crow, c.astype(np.int64), vals), label, feat, y, train
 
 
 def _csr(lib, parts, shape):
@@ -289,12 +290,25 @@ def phase_table(args, ms, inner):
     print("| " + " | ".join(cells) + " |")
 
 
+_BLAS = []
+
+
 def set_threads(n):
+    """``n`` threads for torch, numba and NumPy's BLAS alike (torch's count covers its BLAS; an
+    unlimited OpenBLAS pool beside a 1-thread run stalls under load: 20x on a busy machine)."""
     import numba
 
     numba.set_num_threads(n)
     if torch is not None:
         torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("(threadpoolctl not installed: NumPy's BLAS keeps its own thread count)")
+        return
+    if _BLAS:
+        _BLAS.pop().restore_original_limits()
+    _BLAS.append(threadpool_limits(n, user_api="blas"))
 
 
 def main(argv=None) -> int:
