@@ -108,8 +108,7 @@ class Parser(argparse.ArgumentParser):
 def parser(name, doc, *, out=True):
     """A parser for ``examples/<name>.py`` with the shared options; ``doc`` (the example's
     docstring) is the help text. ``out=False``: the example writes no files."""
-    p = Parser(prog=f"{name}.py", description=doc,
-                                formatter_class=_Formatter)
+    p = Parser(prog=f"{name}.py", description=doc, formatter_class=_Formatter)
     p.add_argument("--quick", action="store_true",
                    help=f"a short run, for CI (also {QUICK_ENV}=1)")
     if out:
@@ -121,7 +120,7 @@ def parser(name, doc, *, out=True):
     return p
 
 
-def parse(p, argv=None, *, quick=None, needs=()):
+def parse(p, argv=None, *, quick=None, needs=("tqdm",)):
     """Parses and checks ``argv``; exits with status 2 and one ``error:`` line on a bad argument,
     a bad environment or a missing module of ``needs``. ``quick`` caps options in quick mode
     (``{"epochs": 2}``); ``needs`` is a list of module names, or a function of the parsed
@@ -134,10 +133,9 @@ def parse(p, argv=None, *, quick=None, needs=()):
     args.backend = backend()
     if callable(needs):
         needs = needs(args)
-    missing = [m for m in (args.backend, "tqdm", *needs) if importlib.util.find_spec(m) is None]
+    missing = [m for m in (args.backend, *needs) if importlib.util.find_spec(m) is None]
     if missing:
-        p.error(f"this example needs {', '.join(missing)}, which is not installed "
-                f"(install the examples' extras: {INSTALL_HINT})")
+        p.error(f"not installed: {', '.join(missing)} (the examples' extras: {INSTALL_HINT})")
     args.quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
     if args.quick:
         for key, cap in (quick or {}).items():

