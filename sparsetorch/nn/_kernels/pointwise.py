@@ -230,6 +230,10 @@ def _build():
     # module globals, not closure variables (numba keys its cache on the closure's pickles)
     global fexp, flog1p01
     fexp, flog1p01 = _fastmath.fexp, _fastmath.flog1p01
+    # kernels called by other kernels are module globals too (a dispatcher in a closure changes
+    # the cache key every process: the callers would recompile each time)
+    global sigmoid_s, logsigmoid_s, logsigmoid_bwd_s, softplus_s, softplus_bwd_s
+    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows
     C = _CHUNK
     fm = {"contract"}  # fused multiply-add in the polynomials: faster, and no less accurate
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
@@ -417,7 +421,10 @@ def _build():
         pass
 
     k = K()
-    for name, f in list(locals().items()):
+    for name, f in list(locals().items()) + [(n, globals()[n]) for n in _SERIAL]:
         if name.endswith("_s") or name.endswith("_p"):
             setattr(k, name[:-2] + ("_s" if name.endswith("_s") else ""), f)
     return k
+
+
+_SERIAL = ("sigmoid_s", "logsigmoid_s", "logsigmoid_bwd_s", "softplus_s", "softplus_bwd_s")
