@@ -410,3 +410,22 @@ def test_bag_grad_kernels_one_and_many_threads_agree(scaled, weighted):
     for rows, vals in got[1:]:
         np.testing.assert_array_equal(rows, rows0)
         np.testing.assert_array_equal(vals, vals0)
+
+
+def test_bag_sum_serial_twin_same_bits():
+    """The forward's serial twin (small work) and the parallel kernel give the same bits."""
+    from sparsetorch._backend import CPU
+    from sparsetorch.nn._kernels import embedding as K
+
+    k = K.kernels(CPU)
+    if k is None:
+        pytest.skip("numba not available")
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((40, 6)).astype(np.float32)
+    ids = rng.integers(0, 40, 90)
+    bounds = np.array([0, 0, 5, 31, 31, 60, 90])
+    e = np.empty(0, np.float32)
+    psw = rng.standard_normal(90).astype(np.float32)
+    scale = rng.uniform(1, 3, 6).astype(np.float32)
+    for a, b in ((e, e), (psw, e), (e, scale), (psw, scale)):
+        np.testing.assert_array_equal(k[3](w, ids, bounds, 3, a, b), k[0](w, ids, bounds, 3, a, b))

@@ -192,9 +192,13 @@ def _bag_forward_kernel(be, w, psw, ctx):
     if k is not None:
         e = xp.empty(0, w.dtype)
         w = xp.ascontiguousarray(w)  # the kernel prefetches through a flat view of the table
-        with _jit.limit(ctx.ids.size * w.shape[1]):
-            return k[0](w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
-                        e if ctx.scale is None else ctx.scale)
+        args = (w, ctx.ids, ctx.bounds, ctx.pad, e if psw is None else psw,
+                e if ctx.scale is None else ctx.scale)
+        work = ctx.ids.size * w.shape[1]
+        if work < _jit.PAR_MIN_WORK:  # the serial twin: no thread switch, no parallel region
+            return k[3](*args)
+        with _jit.limit(work):
+            return k[0](*args)
     return _bag_sum_numpy(be, w, psw, ctx)
 
 

@@ -103,6 +103,41 @@ def _build():
                     o[d] /= s
         return out
 
+    @njit(cache=True)
+    def bag_sum_1(W, ids, bounds, pad, psw, scale):
+        """bag_sum on the calling thread (the serial twin for small work: no parallel
+        region to enter, no thread count to switch)."""
+        B = bounds.size - 1
+        D = W.shape[1]
+        n = ids.size
+        Wf = W.reshape(-1)
+        out = np.zeros((B, D), W.dtype)
+        has_w = psw.size > 0
+        has_s = scale.size > 0
+        for b in range(B):
+            o = out[b]
+            for j in range(bounds[b], bounds[b + 1]):
+                if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
+                    ahead = ids[j + PF] * D
+                    for q in range(0, D, 16):
+                        prefetch(Wf, ahead + q)
+                i = ids[j]
+                if i == pad:
+                    continue
+                w = W[i]
+                if has_w:
+                    c = psw[j]
+                    for d in range(D):
+                        o[d] += c * w[d]
+                else:
+                    for d in range(D):
+                        o[d] += w[d]
+            if has_s:
+                s = scale[b]
+                for d in range(D):
+                    o[d] /= s
+        return out
+
     @njit(parallel=True, cache=True)
     def bag_max(W, ids, bounds, pad):
         """Per-bag, per-column max and the entry position that holds it (-1: empty bag)."""
@@ -253,4 +288,4 @@ def _build():
             return bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq)
         return bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
 
-    return bag_sum, bag_max, bag_grad
+    return bag_sum, bag_max, bag_grad, bag_sum_1
