@@ -109,7 +109,12 @@ def _nn(dtype):
 
 def _random(dtype):
     with no_grad():
-        st.empty(1 << 17, dtype=dtype).normal_()
+        x = st.empty(1 << 17, dtype=dtype)
+        x.normal_()
+        x.exponential_()
+        x.cauchy_()
+        x.log_normal_()
+        x.geometric_(0.5)
         st.randn(1 << 17, dtype=dtype)
         st.rand(1 << 17, dtype=dtype)
     st.randperm(1 << 17)
@@ -123,7 +128,8 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "rowsort": ("coalesce (scalar and hybrid values)", _rowsort),
     "merge": ("sparse + sparse, sparse * sparse", _merge),
     "nn": ("sigmoid, logsigmoid, softplus, BCE-with-logits on large tensors", _nn),
-    "random": ("normal_, randn, rand, randperm on large tensors", _random),
+    "random": ("normal_, exponential_, cauchy_, ..., randn, rand, randperm on large tensors",
+               _random),
 }
 
 
