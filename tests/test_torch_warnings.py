@@ -202,10 +202,56 @@ def test_once_warnings_texts_as_torch():
         "    warnings.simplefilter('always')\n"
         "    torch.ones(3).T; torch.ones(()).T\n"
         "    torch.autograd.Variable(torch.ones(2), volatile=True)\n"
+        "    torch.cross(torch.eye(3), torch.eye(3)); torch.eye(3).cross(torch.eye(3))\n"
         "for x in w: print(x.category.__name__ + '|' + str(x.message).split(' (Triggered internally')[0])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          check=True)
     from sparsetorch import _torch_warnings as tw
 
     assert out.stdout.splitlines() == ["UserWarning|" + tw._T_ND, "UserWarning|" + tw._T_0D,
-                                       "UserWarning|" + tw._VOLATILE]
+                                       "UserWarning|" + tw._VOLATILE, *("UserWarning|" + tw._CROSS).split("\n")]
+
+
+# ---- var/std without degrees of freedom, kl_div's 'mean', cross without dim ----
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.ones(1).std(), lambda m: m.ones(1).var(), lambda m: m.ones(2).var(correction=2),
+    lambda m: m.ones(2, 3).std(dim=1, correction=3), lambda m: m.var_mean(m.ones(1)),
+    lambda m: m.std_mean(m.ones(1)), lambda m: m.ones(0).var(),
+    lambda m: m.ones(2, 3).var(dim=0), lambda m: m.ones(3).std(unbiased=False),  # silent
+])
+def test_degrees_of_freedom_as_torch(case):
+    _same_as_torch(case)
+
+
+def test_degrees_of_freedom_warns_at_the_call_and_names_the_op():
+    with pytest.warns(UserWarning, match=r"^var_mean\(\): degrees of freedom is <= 0") as rec:
+        v, _ = torch.var_mean(torch.ones(1))
+    assert rec[0].filename == __file__ and v.isnan().item()
+    with pytest.warns(UserWarning, match=r"^std\(\): degrees of freedom") as rec:
+        torch.std(torch.ones(2, 1), dim=1)
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "mean"}, {"reduction": "batchmean"},
+                                {"reduction": "sum"}, {"size_average": True}])
+def test_kl_div_mean_as_torch(kw):
+    got = _same_as_torch(lambda m: m.nn.functional.kl_div(m.zeros(2, 3), m.ones(2, 3) / 3, **kw))
+    assert len(got) == (1 if kw in ({}, {"reduction": "mean"}, {"size_average": True}) else 0)
+
+
+def test_kl_div_mean_warns_at_the_call():
+    with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss") as rec:
+        F.kl_div(torch.zeros(2, 3), torch.ones(2, 3) / 3)
+    assert rec[0].filename == __file__
+
+
+def test_cross_without_dim_warns_once(monkeypatch):
+    from sparsetorch import _torch_warnings
+
+    monkeypatch.setattr(_torch_warnings, "_warned_once", set())
+    a = torch.eye(3)
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
+        torch.cross(a, a)
+    assert _caught(lambda: (torch.cross(a, a), a.cross(a))) == []
+    assert _caught(lambda: torch.cross(a, a, dim=1)) == []

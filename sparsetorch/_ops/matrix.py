@@ -4,6 +4,7 @@ in-place forms), cross, kron. Below ``linalg.py``, which uses them.
 
 from .. import _dtype as D
 from .. import _autocast as _ac
+from .. import _torch_warnings
 from .._dispatch import call, defop
 from .._layout import strided
 from ._reduce import reshape_to, sum_dtype
@@ -141,6 +142,8 @@ def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3), broadcasting."""
     check_tensor(input, "cross")
     check_tensor(other, "cross", "other")
+    if dim is None:  # torch's deprecation (once per process)
+        _torch_warnings.cross_default_dim()
     if input.ndim != other.ndim:
         raise RuntimeError(
             f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} "

@@ -10,6 +10,7 @@ complex input, ``norm`` likewise; ``cumsum``/``cumprod`` turn integer and bool i
 import builtins
 
 from .. import _dtype as D
+from .. import _torch_warnings
 from .._dispatch import call, defop
 from .._layout import strided
 from ._reduce import (
@@ -91,6 +92,12 @@ def _var_std(op, input, dim, unbiased, keepdim, correction, fname):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dim, correction = _correction(dim, unbiased, correction, fname)
     axes = reduce_axes(input, dim, fname)
+    n_out = 1  # torch's "degrees of freedom" warning: numel(input) / numel(output) <= correction
+    for i, s in enumerate(input.shape):
+        if axes is not None and i not in axes:
+            n_out *= s
+    if input.numel() / builtins.max(n_out, 1) - correction <= 0:
+        _torch_warnings.degrees_of_freedom(fname)
     dt = input.dtype.to_real()
     return call(op, (input,), (axes, bool(keepdim), correction), dt, None)
 
@@ -107,7 +114,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over ``dim``."""
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = _var_std(_var_op, input, dim, unbiased, keepdim, correction, "var_mean")
     d = None if isinstance(dim, bool) else dim
     from .reduction import mean
 
@@ -116,7 +123,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over ``dim``."""
-    s = std(input, dim, unbiased, keepdim, correction=correction)
+    s = _var_std(_std_op, input, dim, unbiased, keepdim, correction, "std_mean")
     d = None if isinstance(dim, bool) else dim
     from .reduction import mean
 

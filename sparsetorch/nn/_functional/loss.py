@@ -5,6 +5,7 @@ import warnings
 
 from ... import _ops
 from ... import _autocast as _ac
+from ... import _torch_warnings
 from ..._dispatch import call
 from ..._dtype import bfloat16, float16, float32, int64, promote_types
 from ..._ops._util import check_tensor
@@ -365,6 +366,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 @_ac.policy(_ac.FP32)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     r"""KL divergence with ``input`` in log space: ``y (log y - x)``."""
+    if reduction == "mean" and size_average is None and reduce is None:
+        _torch_warnings.kl_div_mean()
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in _REDUCTIONS + ("batchmean",):
         raise ValueError(f"{reduction} is not a valid value for reduction")
