@@ -92,7 +92,10 @@ def _nll_parts(xp, x, t, w, ignore_index):
 def _nll_kernel(be, x, t, w, reduction, ignore_index):
     xp = be.xp
     safe, wt = _nll_parts(xp, x, t, w, ignore_index)
-    picked = xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+    if x.ndim == 2:
+        picked = x[xp.arange(x.shape[0]), safe]
+    else:
+        picked = xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
     loss = picked * wt
     xp.negative(loss, out=loss)
     if reduction == "none":
@@ -113,7 +116,10 @@ def _nll_grad(grad, input, target, weight, reduction, ignore_index):
     if reduction == "mean":
         wt = wt / wt.sum(dtype=wt.dtype)
     c = xp.zeros(x.shape, x.dtype)
-    xp.put_along_axis(c, safe[:, None], -wt[:, None], axis=1)
+    if x.ndim == 2:
+        c[xp.arange(x.shape[0]), safe] = -wt
+    else:
+        xp.put_along_axis(c, safe[:, None], -wt[:, None], axis=1)
     coef = wrap(c, input.dtype, input.device, strided)
     if reduction == "none":
         return grad.unsqueeze(1) * coef
