@@ -19,3 +19,7 @@ OP_DB.extend(_nn_rows.OPS)
 from . import nn_fused as _nn_fused_rows  # noqa: E402 - fused nn ops (issue 14)
 
 OP_DB.extend(_nn_fused_rows.OPS)
+
+from . import nn_layers as _nn_layer_rows  # noqa: E402 - conv, pooling, pad, activations, embeddings
+
+OP_DB.extend(_nn_layer_rows.OPS)

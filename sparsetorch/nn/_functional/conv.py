@@ -197,6 +197,10 @@ def _convnd(nd, input, weight, bias, stride, padding, dilation, groups):
                            f"{list(bias.shape)} instead")
     stride = _tuple(stride, nd, "stride")
     dilation = _tuple(dilation, nd, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     k = tuple(weight.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":

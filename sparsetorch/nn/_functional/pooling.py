@@ -57,6 +57,15 @@ def _geometry(fname, input, nd, kernel_size, stride, padding, dilation, ceil_mod
     dilation = _tuple(dilation, nd, "dilation")
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
+    one_d = fname == "max_pool1d"  # torch's 1-d max pooling words its checks its own way
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride[0]}"
+                           if one_d else "stride should be greater than zero, but got dH: "
+                           f"{stride[-2] if nd == 2 else 1} dW: {stride[-1]}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation[0]}"
+                           if one_d else "dilation should be greater than zero, but got "
+                           f"dilationH: {dilation[-2] if nd == 2 else 1} dilationW: {dilation[-1]}")
     if any(x <= 0 for x in k):
         raise RuntimeError("kernel_size must be greater than zero")
     for i in range(nd):
@@ -211,7 +220,11 @@ def _adaptive_sizes(fname, input, nd, output_size):
         output_size = (output_size,) * nd
     if len(output_size) != nd:
         raise RuntimeError(f"{fname}: output_size must be {nd}")
-    return sp, tuple(sp[i] if o is None else int(o) for i, o in enumerate(output_size))
+    out = tuple(sp[i] if o is None else int(o) for i, o in enumerate(output_size))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{fname}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{', '.join(map(str, out))}}}")
+    return sp, out
 
 
 def _bounds(n, o):
