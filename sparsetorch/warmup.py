@@ -21,7 +21,9 @@ import time
 from . import _dtype, _jit, nn, optim
 from . import _ops as st
 from . import sparse as tsparse
+from ._backend import CPU
 from .autograd.grad_mode import no_grad
+from .distributed._merge import merge_sum
 from .nn import functional as F
 
 __all__ = ["GROUPS", "main", "run"]
@@ -107,6 +109,15 @@ def _nn(dtype):
             F.binary_cross_entropy_with_logits(x, t, reduction=red, **kw).sum().backward()
 
 
+def _distributed(dtype):
+    # the k-way merge of the sparse all-reduce, on two ranks' sorted runs (no process group)
+    xp = CPU.xp
+    keys = xp.concatenate([xp.arange(0, 2000, 2), xp.arange(0, 3000, 3)]).astype(xp.int64)
+    starts = xp.array([0, 1000, 2000], dtype=xp.int64)
+    for d in (1, 16):
+        merge_sum(CPU, keys, xp.ones((2000, d), dtype=dtype.np), starts)
+
+
 def _random(dtype):
     with no_grad():
         x = st.empty(1 << 17, dtype=dtype)
@@ -128,6 +139,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "rowsort": ("coalesce (scalar and hybrid values)", _rowsort),
     "merge": ("sparse + sparse, sparse * sparse", _merge),
     "nn": ("sigmoid, logsigmoid, softplus, BCE-with-logits on large tensors", _nn),
+    "distributed": ("the sparse all-reduce's k-way merge", _distributed),
     "random": ("normal_, exponential_, cauchy_, ..., randn, rand, randperm on large tensors",
                _random),
 }
