@@ -35,13 +35,16 @@ def reduction_scale(grad, n, reduction):
     return grad / n if reduction == "mean" and n else grad
 
 
+_FAST = ("float32", "float64")
+
+
 def _plain(*ts):
     """True in a plain backward (no create_graph) over float32/float64 strided CPU/GPU tensors:
     the formula may then compute on payloads and wrap the result."""
     if is_grad_enabled():
         return False
     for t in ts:
-        if t is not None and (t.layout is not strided or t.dtype.name not in ("float32", "float64")):
+        if t is not None and (t.layout is not strided or t.dtype.name not in _FAST):
             return False
     return True
 

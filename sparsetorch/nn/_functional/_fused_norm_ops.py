@@ -18,11 +18,14 @@ __all__ = ["batch_norm_op", "layer_norm_op"]
 S3 = (strided, strided, strided)
 
 
+_FAST = ("float32", "float64")
+
+
 def _plain(*ts):
     if is_grad_enabled():
         return False
     for t in ts:
-        if t is not None and (t.layout is not strided or t.dtype.name not in ("float32", "float64")):
+        if t is not None and (t.layout is not strided or t.dtype.name not in _FAST):
             return False
     return True
 
@@ -89,7 +92,7 @@ def _ln_grad_weight(grad, input, weight, k, eps):
         xhat, _ = _ln_stats(get_backend(input.device).xp, _rows(input._data, k), eps)
         gw = (_rows(grad._data, k) * xhat).sum(0).reshape(weight._data.shape)
         return wrap(gw, weight.dtype, weight.device, strided)
-    xhat, _, dims = _ln_composite(input, k, eps)
+    xhat, _, _ = _ln_composite(input, k, eps)
     lead = tuple(range(input.ndim - k))
     return (grad * xhat).sum(lead) if lead else grad * xhat
 

@@ -13,12 +13,12 @@ from ..._backend import get_backend
 from ..._dispatch import call, defop, wrap
 from ..._layout import strided
 from ..._ops._util import check_tensor
-from ...autograd.grad_mode import is_grad_enabled
-from .._kernels import pointwise as _pk
 from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import relu_ as _relu_
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
+from ...autograd.grad_mode import is_grad_enabled
+from .._kernels import pointwise as _pk
 
 __all__ = [
     "celu",

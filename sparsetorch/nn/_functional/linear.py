@@ -2,8 +2,8 @@
 
 import math
 
-from ... import _ops
 from ... import _autocast as _ac
+from ... import _ops
 from ..._backend import get_backend
 from ..._dispatch import call, wrap
 from ..._dtype import bfloat16, float16, float32, int64
@@ -220,8 +220,8 @@ def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, 
     if training:
         n = input.numel() // c
         if n <= 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {input.shape}")
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
         x = input._data if cdt is input.dtype else input._data.astype(cdt.np)
         mu, var = _fn.batch_stats(get_backend(input.device).xp, x)
         if running_mean is not None or running_var is not None:

@@ -3,9 +3,8 @@
 
 import warnings
 
-from ... import _ops
 from ... import _autocast as _ac
-from ... import _torch_warnings
+from ... import _ops, _torch_warnings
 from ..._dispatch import call
 from ..._dtype import bfloat16, float16, float32, int64, promote_types
 from ..._ops._util import check_tensor

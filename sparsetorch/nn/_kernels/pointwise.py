@@ -422,7 +422,7 @@ def _build():
 
     k = K()
     for name, f in list(locals().items()) + [(n, globals()[n]) for n in _SERIAL]:
-        if name.endswith("_s") or name.endswith("_p"):
+        if name.endswith(("_s", "_p")):
             setattr(k, name[:-2] + ("_s" if name.endswith("_s") else ""), f)
     return k
 
