@@ -203,13 +203,15 @@ def test_once_warnings_texts_as_torch():
         "    torch.ones(3).T; torch.ones(()).T\n"
         "    torch.autograd.Variable(torch.ones(2), volatile=True)\n"
         "    torch.cross(torch.eye(3), torch.eye(3)); torch.eye(3).cross(torch.eye(3))\n"
+        "    torch.meshgrid(torch.ones(2), torch.ones(3)); torch.meshgrid(torch.ones(2), torch.ones(3))\n"
         "for x in w: print(x.category.__name__ + '|' + str(x.message).split(' (Triggered internally')[0])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          check=True)
     from sparsetorch import _torch_warnings as tw
 
     assert out.stdout.splitlines() == ["UserWarning|" + tw._T_ND, "UserWarning|" + tw._T_0D,
-                                       "UserWarning|" + tw._VOLATILE, *("UserWarning|" + tw._CROSS).split("\n")]
+                                       "UserWarning|" + tw._VOLATILE, *("UserWarning|" + tw._CROSS).split("\n"),
+                                       "UserWarning|" + tw._MESHGRID]
 
 
 # ---- var/std without degrees of freedom, kl_div's 'mean', cross without dim ----
@@ -255,3 +257,27 @@ def test_cross_without_dim_warns_once(monkeypatch):
         torch.cross(a, a)
     assert _caught(lambda: (torch.cross(a, a), a.cross(a))) == []
     assert _caught(lambda: torch.cross(a, a, dim=1)) == []
+
+
+# ---- meshgrid without indexing (once), uint8 masks (every time) ----
+
+def test_meshgrid_without_indexing_warns_once(monkeypatch):
+    from sparsetorch import _torch_warnings
+
+    monkeypatch.setattr(_torch_warnings, "_warned_once", set())
+    a, b = torch.arange(2), torch.arange(3)
+    with pytest.warns(UserWarning, match="torch.meshgrid: in an upcoming release, it will be required "
+                                         "to pass the indexing argument") as rec:
+        gx, _ = torch.meshgrid(a, b)
+    assert rec[0].filename == __file__ and gx.shape == (2, 3)  # 'ij', torch's default
+    assert _caught(lambda: torch.meshgrid(a, b)) == []
+    assert _caught(lambda: torch.meshgrid(a, b, indexing="xy")) == []
+
+
+def test_uint8_mask_index_as_torch():
+    got = _same_as_torch(lambda m: m.arange(3.0)[m.tensor([1, 0, 1], dtype=m.uint8)])
+    assert len(got) == 1
+    x = torch.arange(3.0)
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        assert x[torch.tensor([1, 0, 1], dtype=torch.uint8)].tolist() == [0.0, 2.0]
+    assert _caught(lambda: x[torch.tensor([True, False, True])]) == []

@@ -9,6 +9,7 @@ keyed by the layout shared by all inputs, so a sparse layout is one more entry i
 import numbers
 
 from .. import _dtype as D
+from .. import _torch_warnings
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
@@ -419,7 +420,8 @@ def meshgrid(*tensors, indexing=None):
     """Coordinate grids from 1-D tensors: ``indexing='ij'`` (default) or ``'xy'`` (Cartesian)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    if indexing is None:
+    if indexing is None:  # torch's warning (once per process), then its default
+        _torch_warnings.meshgrid_indexing()
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

@@ -14,6 +14,7 @@ import numbers
 
 from .. import _dispatch
 from .. import _dtype as D
+from .. import _torch_warnings
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
@@ -113,6 +114,8 @@ def _parse_key(x, key, zero_d_as_int=True):
                 k = k.to(x.device)
             dt = k.dtype
             if dt is D.bool or dt is D.uint8:
+                if dt is D.uint8:
+                    _torch_warnings.uint8_index()
                 m = k._data if dt is D.bool else k._data.astype(bool)
                 kinds.append(("m", m))
                 used += k.ndim
