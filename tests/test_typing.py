@@ -107,8 +107,9 @@ _OBJECT = set(dir(object)) | {"__slots__", "__dict__", "__weakref__", "__module_
 def test_tensor_api_declares_exactly_the_runtime_names():
     runtime = {n for n in dir(Tensor) if n not in _OBJECT and (not n.startswith("_") or n.startswith("__"))}
     declared = {n for n in _declared() if not n.startswith("_") or n.startswith("__")} - _OBJECT
-    assert sorted(runtime - declared) == [], "Tensor methods a type checker would call missing"
-    assert sorted(declared - runtime) == [], "declared for the checker but absent at run time"
+    assert sorted(runtime - declared) == [], (
+        "new Tensor methods: declare each in sparsetorch/_tensor_api.py (a signature, or `name: _Method`)")
+    assert sorted(declared - runtime) == [], "declared in sparsetorch/_tensor_api.py but absent at run time"
 
 
 def test_tensor_api_is_for_checkers_only():
