@@ -117,14 +117,17 @@ def _wanted(sig, dtype):
     return True
 
 
-def preload(k, dtype=None):
+def preload(k, dtype=None, names=None):
     """Load the overloads of ``k``'s kernels that numba's on-disk cache holds for this machine and
     this source (all of them, or those whose floating-point arrays are of ``dtype``), without
-    compiling anything; returns how many were loaded. Best effort: numba's cache layout is not a
-    public API, so anything unexpected loads nothing."""
+    compiling anything; ``names``: only the kernels of these (Python) names. Returns how many
+    were loaded. Best effort: numba's cache layout is not a public API, so anything unexpected
+    loads nothing."""
     n = 0
     want = None if dtype is None else str(getattr(dtype, "np", dtype))  # 'float32', ...
     for d in dispatchers(k):
+        if names is not None and d.py_func.__name__ not in names:
+            continue
         try:
             cache = d._cache
             codegen = d.targetctx.codegen()
@@ -139,17 +142,17 @@ def preload(k, dtype=None):
     return n
 
 
-def warm(k, dtype=None):
-    """Load a built kernel group's cached overloads (for ``dtype``'s values) now, so that their
-    first calls do not pay for it; ``k`` None (numba off or missing) does nothing. Returns how
-    many were loaded."""
+def warm(k, dtype=None, names=None):
+    """Load a built kernel group's cached overloads (for ``dtype``'s values; of the kernels
+    ``names``, or all) now, so that their first calls do not pay for it; ``k`` None (numba off or
+    missing) does nothing. Returns how many were loaded."""
     if not k:
         return 0
-    key = (id(k), str(getattr(dtype, "np", dtype)))
+    key = (id(k), str(getattr(dtype, "np", dtype)), names)
     if key in _WARMED:  # once per group and dtype (reading the cache index costs ~0.2 ms)
         return 0
     _WARMED.add(key)
-    return preload(k, dtype)
+    return preload(k, dtype, names)
 
 
 # ---- the compile notice ----

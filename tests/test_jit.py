@@ -146,3 +146,24 @@ def test_limit_sets_and_restores_numba_threads(monkeypatch):
     with _jit.limit(10) as n:
         assert n == 1 == numba.get_num_threads()
     assert numba.get_num_threads() == before
+
+
+def test_layers_and_optimizers_warm_their_kernels_when_constructed(monkeypatch):
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("numba")
+    import sparsetorch as st
+    from sparsetorch.optim import _kernels as optim_kernels
+
+    calls = []
+    monkeypatch.setattr(_jit, "warm", lambda k, dt, names=None: calls.append((str(dt), names)) or 0)
+    emb = st.nn.EmbeddingBag(10, 3, sparse=True)
+    assert calls == [("float32", None)]
+    calls.clear()
+    st.optim.SparseAdam(emb.parameters())
+    assert calls == [("float32", ("adam_rows",))]
+    calls.clear()
+    optim_kernels.warm(st.optim.AdamW, {np.dtype("float64")})  # through its base class, Adam
+    assert calls == [("float64", ("adam_flat", "adam_rows"))]
+    calls.clear()
+    st.optim.LBFGS(st.nn.Linear(2, 1).parameters())  # no numba kernels: nothing to load
+    assert calls == []

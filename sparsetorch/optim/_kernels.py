@@ -27,16 +27,27 @@ def _cpu_kernels(dt):
     return _jit.kernels("optim", _build, 8.0)
 
 
-def warm(dtypes):
-    """Load the cached row-update kernels for these NumPy dtypes now (called when an optimizer is
-    constructed), so that its first step runs at its steady speed. Only when numba is loaded in
-    this process already (an embedding table or an earlier kernel loaded it): a dense model's
-    optimizer does not pay numba's start-up for kernels it may never call."""
+# the kernels each optimizer calls (by class name; subclasses such as AdamW look up their bases)
+_USES = {
+    "Adam": ("adam_flat", "adam_rows"), "SparseAdam": ("adam_rows",),
+    "Adagrad": ("adagrad_rows",), "RowWiseAdagrad": ("rowwise_adagrad_rows",),
+    "SGD": ("sgd_rows", "sgd_entries"),
+}
+
+
+def warm(cls, dtypes):
+    """Load the cached kernels optimizer class ``cls`` calls, for these NumPy dtypes, now (when
+    the optimizer is constructed), so that its first step runs at its steady speed. Only when
+    numba is loaded in this process already (an embedding table or an earlier kernel loaded it):
+    a dense model's optimizer does not pay numba's start-up for kernels it may never call."""
     if "numba" not in sys.modules:
+        return 0
+    names = next((_USES[c.__name__] for c in cls.__mro__ if c.__name__ in _USES), None)
+    if names is None:
         return 0
     n = 0
     for dt in dtypes:
-        n += _jit.warm(_cpu_kernels(dt), dt)
+        n += _jit.warm(_cpu_kernels(dt), dt, names)
     return n
 
 

@@ -87,8 +87,8 @@ class Optimizer:
         for group in param_groups:
             self.add_param_group(group)
         # the cached numba row kernels for these dtypes load now, not in the first step
-        _kernels.warm({p.dtype.np for g in self.param_groups for p in g["params"]
-                       if p.device.type == "cpu"})
+        _kernels.warm(type(self), {p.dtype.np for g in self.param_groups for p in g["params"]
+                                   if p.device.type == "cpu"})
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
