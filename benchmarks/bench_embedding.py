@@ -189,9 +189,9 @@ def iteration_section(args, w0, ids0, g0, off0=None):
         rows = _harness.compare(v, 1, args.samples, args.warmup)
         _harness.print_table(rows, "torch", f"{kind}(sparse=True) + {name} iteration: "
                              f"{ids0.size} zipf ids, {num} x {dim} table", "us")
-        if torch is not None:  # the two tables took the same steps
+        if torch is not None:  # same steps (hot rows grow large: a relative tolerance)
             same = np.allclose(tables["sparsetorch"].weight.detach().numpy(),
-                               tables["torch"].weight.detach().numpy(), atol=1e-4)
+                               tables["torch"].weight.detach().numpy(), rtol=1e-4, atol=1e-4)
             print(f"(tables agree after the same number of steps: {same})")
 
 
