@@ -246,7 +246,6 @@ def _call_dense1(op, x, params, dt):
     t.device = dev
     t.layout = strided
     t._rg = False
-    t.grad = None
     t.grad_fn = None
     t._vc = None
     t._extra = None

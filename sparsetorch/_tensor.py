@@ -242,8 +242,7 @@ def wrap(data, dtype, device, lay):
     t.device = device
     t.layout = lay
     t._rg = False
-    t.grad = None
-    t.grad_fn = None
+    t.grad_fn = None  # (grad: the slot stays empty, read as None by the .grad property)
     t._vc = None
     t._extra = None
     return t

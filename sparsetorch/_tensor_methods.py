@@ -1364,7 +1364,10 @@ def _grad_property(slot):
     get = slot.__get__
 
     def grad(self):
-        g = get(self)
+        try:
+            g = get(self)
+        except AttributeError:  # never set: results of ops leave the slot empty (a property
+            g = None            # store costs ~100 ns on every op's hot path)
         if g is None and self.grad_fn is not None and not self.retains_grad:
             _torch_warnings.non_leaf_grad()
         return g

@@ -426,7 +426,6 @@ def make_binary(op, rule, doc, ufunc_name=None):
                     t.device = dev
                     t.layout = strided
                     t._rg = False
-                    t.grad = None
                     t.grad_fn = None
                     t._vc = None
                     t._extra = None
