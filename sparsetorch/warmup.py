@@ -38,30 +38,32 @@ def _coo(n, nnz, dtype, cols=None, seed=0):
 
 
 def _embedding(dtype):
-    ids = st.randint(0, 1000, (4096,))
-    offsets = st.arange(0, 4096, 8)
-    for mode in ("sum", "mean", "max"):
-        for sparse in (True, False):
-            bag = nn.EmbeddingBag(1000, 32, mode=mode, sparse=sparse, dtype=dtype)
-            bag(ids, offsets).sum().backward()
-    bag = nn.EmbeddingBag(1000, 32, mode="sum", sparse=True, dtype=dtype)
-    bag(ids, offsets, per_sample_weights=st.rand(4096, dtype=dtype)).sum().backward()
-    emb = nn.Embedding(1000, 32, sparse=True, dtype=dtype)
-    emb(ids.reshape(64, 64)).sum().backward()
+    for n in (256, 4096):  # small work runs serial twins of the kernels, large work parallel ones
+        ids = st.randint(0, 1000, (n,))
+        offsets = st.arange(0, n, 8)
+        for mode in ("sum", "mean", "max"):
+            for sparse in (True, False):
+                bag = nn.EmbeddingBag(1000, 16, mode=mode, sparse=sparse, dtype=dtype)
+                bag(ids, offsets).sum().backward()
+        bag = nn.EmbeddingBag(1000, 16, mode="sum", sparse=True, dtype=dtype)
+        bag(ids, offsets, per_sample_weights=st.rand(n, dtype=dtype)).sum().backward()
+        emb = nn.Embedding(1000, 16, sparse=True, dtype=dtype)
+        emb(ids.reshape(-1, 8)).sum().backward()
 
 
 def _optim(dtype):
     makers = ((optim.SparseAdam, (True,), {}), (optim.Adam, (True, False), {}),
               (optim.Adam, (True, False), {"amsgrad": True}), (optim.Adagrad, (True, False), {}),
               (optim.RowWiseAdagrad, (True,), {}), (optim.SGD, (True,), {"lr": 0.1}))
-    for cls, modes, kw in makers:
-        for sparse in modes:
-            emb = nn.Embedding(5000, 32, sparse=sparse, dtype=dtype)
-            opt = cls(emb.parameters(), **kw)
-            for _ in range(2):
-                opt.zero_grad()
-                emb(st.randint(0, 5000, (4096,))).sum().backward()
-                opt.step()
+    for n in (64, 4096):  # rows touched per step: small and large work
+        for cls, modes, kw in makers:
+            for sparse in modes:
+                emb = nn.Embedding(5000, 16, sparse=sparse, dtype=dtype)
+                opt = cls(emb.parameters(), **kw)
+                for _ in range(2):
+                    opt.zero_grad()
+                    emb(st.randint(0, 5000, (n,))).sum().backward()
+                    opt.step()
 
 
 def _spmm(dtype):
