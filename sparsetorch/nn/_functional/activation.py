@@ -70,24 +70,40 @@ def _apply(op, input, params, inplace):
 
 
 # ---- kernels + formulas ----
+# Forward kernels and plain backwards run the fused kernels of nn/_kernels/pointwise.py (numba on
+# large float32/float64 CPU arrays, the NumPy formulas otherwise); with create_graph the formulas
+# below are sparsetorch ops (double backward).
 
-def _leaky_kernel(be, x, slope):
-    return be.xp.where(x > 0, x, x * slope)
+def _plain(grad, input):
+    """A plain backward (no create_graph) over float32/float64 strided tensors: the formula may
+    run a fused kernel on the payloads."""
+    return (not is_grad_enabled() and input.layout is strided and grad.layout is strided
+            and input.dtype is grad.dtype and input.dtype.name in ("float32", "float64"))
+
+
+def _fast_grad(kind, grad, input, a=0.0, b=0.0, c=0.0):
+    g = _pk.activation_backward(get_backend(input.device), kind, grad._data, input._data, a, b, c)
+    return wrap(g, input.dtype, input.device, strided)
+
+
+def _leaky_backward(grad, input, negative_slope):
+    if _plain(grad, input):
+        return _fast_grad(_pk.LEAKY_RELU, grad, input, negative_slope)
+    return grad * ((input > 0).to(grad.dtype) * (1 - negative_slope) + negative_slope)
 
 
 _leaky_relu_op = defop(
-    "leaky_relu", {S: _leaky_kernel}, params=("negative_slope",),
-    grads={"input": lambda grad, input, negative_slope:
-           grad * ((input > 0).to(grad.dtype) * (1 - negative_slope) + negative_slope)})
+    "leaky_relu", {S: lambda be, x, slope: _pk.activation(be, _pk.LEAKY_RELU, x, slope)},
+    params=("negative_slope",), grads={"input": _leaky_backward})
 
 
 def _elu_kernel(be, x, alpha, scale, input_scale):
-    xp = be.xp
-    neg = xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale)
-    return xp.where(x > 0, x * scale, neg)
+    return _pk.activation(be, _pk.ELU, x, alpha, scale, input_scale)
 
 
 def _elu_backward(grad, input, alpha, scale, input_scale):
+    if _plain(grad, input):
+        return _fast_grad(_pk.ELU, grad, input, alpha, scale, input_scale)
     pos = (input > 0).to(grad.dtype)
     negd = (input.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
     return grad * (pos * scale + (1 - pos) * negd)
@@ -98,14 +114,12 @@ _elu_op = defop("elu", {S: _elu_kernel}, params=("alpha", "scale", "input_scale"
 
 
 def _gelu_kernel(be, x, approximate):
-    xp = be.xp
-    if approximate == "tanh":
-        inner = (x + 0.044715 * x * x * x) * _SQRT_2_PI
-        return 0.5 * x * (1 + xp.tanh(inner))
-    return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2))
+    return _pk.activation(be, _pk.GELU_TANH if approximate == "tanh" else _pk.GELU, x)
 
 
 def _gelu_backward(grad, input, approximate):
+    if _plain(grad, input):
+        return _fast_grad(_pk.GELU_TANH if approximate == "tanh" else _pk.GELU, grad, input)
     if approximate == "tanh":
         x2 = input * input
         t = ((input + 0.044715 * x2 * input) * _SQRT_2_PI).tanh()
@@ -120,23 +134,15 @@ _gelu_op = defop("gelu", {S: _gelu_kernel}, params=("approximate",),
                  grads={"input": _gelu_backward})
 
 
-def _silu_kernel(be, x):
-    return x * be.special.expit(x)
-
-
 def _silu_backward(grad, input):
+    if _plain(grad, input):
+        return _fast_grad(_pk.SILU, grad, input)
     s = input.sigmoid()
     return grad * s * (1 + input * (1 - s))
 
 
-_silu_op = defop("silu", {S: _silu_kernel}, grads={"input": _silu_backward})
-
-
-def _plain(grad, input):
-    """A plain backward (no create_graph) over float32/float64 strided tensors: the formula may
-    run a fused kernel on the payloads."""
-    return (not is_grad_enabled() and input.layout is strided and grad.layout is strided
-            and input.dtype is grad.dtype and input.dtype.name in ("float32", "float64"))
+_silu_op = defop("silu", {S: lambda be, x: _pk.activation(be, _pk.SILU, x)},
+                 grads={"input": _silu_backward})
 
 
 def _softplus_backward(grad, input, beta, threshold):

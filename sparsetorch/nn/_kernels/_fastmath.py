@@ -16,7 +16,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-__all__ = ["fexp", "flog1p01"]
+__all__ = ["fexp", "ferfc", "flog1p01"]
 
 F = np.float32
 
@@ -96,3 +96,31 @@ def _flog1p01_impl(z):
             return f + y + e * F(_LN2_HI)
         return f32
     return lambda z: math.log1p(z)
+
+
+def ferfc(z):
+    return math.erfc(z)
+
+
+@overload(ferfc, jit_options={"fastmath": {"contract"}})
+def _ferfc_impl(z):
+    if isinstance(z, types.Float) and z.bitwidth == 32:
+        def f32(z):
+            # the Chebyshev-fitted erfc of Numerical Recipes (fractional error < 1.2e-7 on the
+            # whole line), evaluated in float32 with the vectorizable fexp
+            a = abs(z)
+            t = F(1.0) / (F(1.0) + F(0.5) * a)
+            p = F(0.17087277)
+            p = p * t - F(0.82215223)
+            p = p * t + F(1.48851587)
+            p = p * t - F(1.13520398)
+            p = p * t + F(0.27886807)
+            p = p * t - F(0.18628806)
+            p = p * t + F(0.09678418)
+            p = p * t + F(0.37409196)
+            p = p * t + F(1.00002368)
+            p = p * t - F(1.26551223)
+            r = t * fexp(p - a * a)
+            return F(2.0) - r if z < F(0.0) else r
+        return f32
+    return lambda z: math.erfc(z)

@@ -12,6 +12,8 @@ formulas of torch's CPU kernels, in the input's dtype).
 """
 
 __all__ = [
+    "activation",
+    "activation_backward",
     "bce_logits",
     "bce_logits_backward",
     "logsigmoid",
@@ -25,7 +27,7 @@ from ... import _jit
 
 MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
 _CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
-fexp = flog1p01 = None  # set by _build (see _fastmath.py)
+fexp = flog1p01 = ferfc = None  # set by _build (see _fastmath.py)
 
 
 def _kernels(be, *arrays):
@@ -207,6 +209,68 @@ def bce_logits_backward(be, g, x, t, w, pw, reduction):
     return out
 
 
+# ---- activations: one kernel, the formula picked by ``kind`` (params a, b, c) ----
+
+SILU, GELU, GELU_TANH, LEAKY_RELU, ELU = range(5)
+_SQRT_2_PI = 0.7978845608028654
+_INV_SQRT_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+def _np_act(be, kind, x, a, b, c):
+    xp = be.xp
+    if kind == SILU:
+        return x * be.special.expit(x)
+    if kind == GELU:
+        return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2))
+    if kind == GELU_TANH:
+        inner = (x + 0.044715 * x * x * x) * _SQRT_2_PI
+        return 0.5 * x * (1 + xp.tanh(inner))
+    if kind == LEAKY_RELU:
+        return xp.where(x > 0, x, x * a)
+    neg = xp.expm1(xp.minimum(x, 0) * c) * (a * b)  # ELU: alpha, scale, input_scale
+    return xp.where(x > 0, x * b, neg)
+
+
+def _np_act_bwd(be, kind, g, x, a, b, c):
+    xp = be.xp
+    if kind == SILU:
+        s = be.special.expit(x)
+        return g * s * (1 + x * (1 - s))
+    if kind == GELU:
+        cdf = 0.5 * (1 + be.special.erf(x * _INV_SQRT_2))
+        return g * (cdf + x * xp.exp(x * x * -0.5) * _INV_SQRT_2PI)
+    if kind == GELU_TANH:
+        x2 = x * x
+        t = xp.tanh((x + 0.044715 * x2 * x) * _SQRT_2_PI)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2))
+    if kind == LEAKY_RELU:
+        return xp.where(x > 0, g, g * a)
+    return xp.where(x > 0, g * b, g * (xp.exp(xp.minimum(x, 0) * c) * (a * b * c)))
+
+
+def activation(be, kind, x, a=0.0, b=0.0, c=0.0):
+    """silu, gelu (erf or tanh), leaky_relu (a = slope), elu (a = alpha, b = scale,
+    c = input_scale) of ``x``."""
+    k = _kernels(be, x)
+    if k is None:
+        return _np_act(be, kind, x, a, b, c).astype(x.dtype, copy=False)
+    out = be.xp.empty_like(x)
+    _run(k, "act", x.size, kind, x.reshape(-1), float(a), float(b), float(c), out.reshape(-1))
+    return out
+
+
+def activation_backward(be, kind, g, x, a=0.0, b=0.0, c=0.0):
+    """The gradient of ``activation`` times ``g``."""
+    k = _kernels(be, x, g)
+    if k is None:
+        return _np_act_bwd(be, kind, g, x, a, b, c).astype(x.dtype, copy=False)
+    out = be.xp.empty_like(x)
+    _run(k, "act_bwd", x.size, kind, g.reshape(-1), x.reshape(-1), float(a), float(b), float(c),
+         out.reshape(-1))
+    return out
+
+
 # ---- the numba kernels ----
 # Each op is a serial loop over a slice (simple enough for LLVM to vectorize) and a parallel
 # driver that runs it on chunks of _CHUNK elements; below the thread policy's threshold the
@@ -221,6 +285,8 @@ def _run(k, name, n, *args):
 
 def _build():
     try:
+        import math
+
         import numpy as np
         from numba import njit, prange
 
@@ -233,7 +299,8 @@ def _build():
     # kernels called by other kernels are module globals too (a dispatcher in a closure changes
     # the cache key every process: the callers would recompile each time)
     global sigmoid_s, logsigmoid_s, logsigmoid_bwd_s, softplus_s, softplus_bwd_s
-    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows
+    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, act_s, act_bwd_s, ferfc
+    ferfc = _fastmath.ferfc
     C = _CHUNK
     fm = {"contract"}  # fused multiply-add in the polynomials: faster, and no less accurate
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
@@ -417,6 +484,92 @@ def _build():
         for blk in prange((R + B - 1) // B):
             bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, blk * B, min(R, blk * B + B))
 
+    @jit
+    def act_s(kind, x, a, b, c, out):
+        half = x.dtype.type(0.5)
+        one = x.dtype.type(1)
+        two = x.dtype.type(2)
+        zero = x.dtype.type(0)
+        if kind == 0:  # silu
+            for i in range(x.size):
+                out[i] = x[i] / (one + fexp(-x[i]))
+        elif kind == 1:  # gelu (erf)
+            r2 = x.dtype.type(_INV_SQRT_2)
+            for i in range(x.size):
+                out[i] = half * x[i] * ferfc(-x[i] * r2)
+        elif kind == 2:  # gelu (tanh)
+            k0 = x.dtype.type(_SQRT_2_PI)
+            k1 = x.dtype.type(0.044715)
+            for i in range(x.size):
+                v = x[i]
+                u = (v + k1 * v * v * v) * k0
+                out[i] = half * v * (two - two / (one + fexp(two * u)))  # 1 + tanh(u)
+        elif kind == 3:  # leaky_relu
+            sl = x.dtype.type(a)
+            for i in range(x.size):
+                v = x[i]
+                out[i] = v if v > zero else v * sl
+        else:  # elu
+            ab = x.dtype.type(a * b)
+            sc = x.dtype.type(b)
+            ins = x.dtype.type(c)
+            for i in range(x.size):
+                v = x[i]
+                out[i] = v * sc if v > zero else math.expm1(v * ins) * ab
+
+    @pjit
+    def act_p(kind, x, a, b, c, out, nc):
+        n = x.size
+        for q in prange(nc):
+            lo, hi = q * C, min(n, q * C + C)
+            act_s(kind, x[lo:hi], a, b, c, out[lo:hi])
+
+    @jit
+    def act_bwd_s(kind, g, x, a, b, c, out):
+        half = x.dtype.type(0.5)
+        one = x.dtype.type(1)
+        two = x.dtype.type(2)
+        zero = x.dtype.type(0)
+        if kind == 0:  # silu
+            for i in range(x.size):
+                v = x[i]
+                s = one / (one + fexp(-v))
+                out[i] = g[i] * s * (one + v * (one - s))
+        elif kind == 1:  # gelu (erf): cdf + x pdf
+            r2 = x.dtype.type(_INV_SQRT_2)
+            rp = x.dtype.type(_INV_SQRT_2PI)
+            for i in range(x.size):
+                v = x[i]
+                out[i] = g[i] * (half * ferfc(-v * r2) + v * fexp(-half * v * v) * rp)
+        elif kind == 2:  # gelu (tanh)
+            k0 = x.dtype.type(_SQRT_2_PI)
+            k1 = x.dtype.type(0.044715)
+            k3 = x.dtype.type(3 * 0.044715)
+            for i in range(x.size):
+                v = x[i]
+                v2 = v * v
+                t = one - two / (one + fexp(two * (v + k1 * v2 * v) * k0))
+                d = half * (one + t) + half * v * (one - t * t) * k0 * (one + k3 * v2)
+                out[i] = g[i] * d
+        elif kind == 3:  # leaky_relu
+            sl = x.dtype.type(a)
+            for i in range(x.size):
+                out[i] = g[i] if x[i] > zero else g[i] * sl
+        else:  # elu
+            sc = x.dtype.type(b)
+            abc = x.dtype.type(a * b * c)
+            ins = x.dtype.type(c)
+            for i in range(x.size):
+                v = x[i]
+                out[i] = g[i] * sc if v > zero else g[i] * fexp(v * ins) * abc
+
+    @pjit
+    def act_bwd_p(kind, g, x, a, b, c, out, nc):
+        n = x.size
+        for q in prange(nc):
+            lo, hi = q * C, min(n, q * C + C)
+            act_bwd_s(kind, g[lo:hi], x[lo:hi], a, b, c, out[lo:hi])
+
     class K:
         pass
 
@@ -427,4 +580,5 @@ def _build():
     return k
 
 
-_SERIAL = ("sigmoid_s", "logsigmoid_s", "logsigmoid_bwd_s", "softplus_s", "softplus_bwd_s")
+_SERIAL = ("sigmoid_s", "logsigmoid_s", "logsigmoid_bwd_s", "softplus_s", "softplus_bwd_s", "act_s",
+           "act_bwd_s")
