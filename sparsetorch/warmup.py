@@ -56,14 +56,19 @@ def _optim(dtype):
               (optim.Adam, (True, False), {"amsgrad": True}), (optim.Adagrad, (True, False), {}),
               (optim.RowWiseAdagrad, (True,), {}), (optim.SGD, (True,), {"lr": 0.1}))
     for n in (64, 4096):  # rows touched per step: small and large work
+        offsets = st.arange(0, n, 8)
         for cls, modes, kw in makers:
             for sparse in modes:
-                emb = nn.Embedding(5000, 16, sparse=sparse, dtype=dtype)
-                opt = cls(emb.parameters(), **kw)
-                for _ in range(2):
-                    opt.zero_grad()
-                    emb(st.randint(0, 5000, (n,))).sum().backward()
-                    opt.step()
+                # Embedding's sparse gradient is uncoalesced, EmbeddingBag's coalesced: both paths
+                for bag in (False, True):
+                    emb = (nn.EmbeddingBag if bag else nn.Embedding)(5000, 16, sparse=sparse,
+                                                                     dtype=dtype)
+                    opt = cls(emb.parameters(), **kw)
+                    for _ in range(2):
+                        opt.zero_grad()
+                        ids = st.randint(0, 5000, (n,))
+                        (emb(ids, offsets) if bag else emb(ids)).sum().backward()
+                        opt.step()
 
 
 def _spmm(dtype):
