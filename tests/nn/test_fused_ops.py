@@ -112,6 +112,14 @@ def test_elementwise_kernels_match_torch(n):
     _both(lambda m, F, a: F.softplus(a), [x], [True])
     _both(lambda m, F, a: F.softplus(a, 2.0, 5.0), [x], [True])
     _both(lambda m, F, a: F.mish(a), [x], [True])
+    _both(lambda m, F, a: F.silu(a), [x], [True])
+    _both(lambda m, F, a: F.gelu(a), [x], [True])
+    _both(lambda m, F, a: F.gelu(a, approximate="tanh"), [x], [True])
+    _both(lambda m, F, a: F.leaky_relu(a, 0.2), [x], [True])
+    xn = np.where(np.isnan(x), 0, x)  # torch's elu gradient at nan is nan or 1 by input size
+    _both(lambda m, F, a: F.elu(a, 1.5), [xn], [True])
+    _both(lambda m, F, a: F.selu(a), [xn], [True])
+    _both(lambda m, F, a: F.celu(a, 2.0), [xn], [True])
     _both(lambda m, F, a: F.logsigmoid(a), [x.astype(np.float64)], [True], tol=1e-12)
 
 

@@ -16,7 +16,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-__all__ = ["fexp", "ferfc", "flog1p01"]
+__all__ = ["ferfc", "fexp", "fexpm1", "flog1p01"]
 
 F = np.float32
 
@@ -124,3 +124,27 @@ def _ferfc_impl(z):
             return F(2.0) - r if z < F(0.0) else r
         return f32
     return lambda z: math.erfc(z)
+
+
+def fexpm1(u):
+    return math.expm1(u)
+
+
+@overload(fexpm1, jit_options={"fastmath": {"contract"}})
+def _fexpm1_impl(u):
+    if isinstance(u, types.Float) and u.bitwidth == 32:
+        def f32(u):
+            # |u| < 0.5: the Taylor series to u^8 (truncation < 1e-8 relative); beyond, exp(u) - 1
+            # loses nothing to cancellation
+            p = F(1.0 / 40320.0)
+            p = p * u + F(1.0 / 5040.0)
+            p = p * u + F(1.0 / 720.0)
+            p = p * u + F(1.0 / 120.0)
+            p = p * u + F(1.0 / 24.0)
+            p = p * u + F(1.0 / 6.0)
+            p = p * u + F(0.5)
+            small = u + u * u * p
+            big = fexp(u) - F(1.0)
+            return small if abs(u) < F(0.5) else big
+        return f32
+    return lambda u: math.expm1(u)

@@ -27,7 +27,7 @@ from ... import _jit
 
 MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
 _CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
-fexp = flog1p01 = ferfc = None  # set by _build (see _fastmath.py)
+fexp = flog1p01 = ferfc = fexpm1 = None  # set by _build (see _fastmath.py)
 
 
 def _kernels(be, *arrays):
@@ -221,8 +221,8 @@ def _np_act(be, kind, x, a, b, c):
     xp = be.xp
     if kind == SILU:
         return x * be.special.expit(x)
-    if kind == GELU:
-        return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2))
+    if kind == GELU:  # + (x - x): nan at +-inf, as torch's
+        return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2)) + (x - x)
     if kind == GELU_TANH:
         inner = (x + 0.044715 * x * x * x) * _SQRT_2_PI
         return 0.5 * x * (1 + xp.tanh(inner))
@@ -246,7 +246,7 @@ def _np_act_bwd(be, kind, g, x, a, b, c):
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2))
     if kind == LEAKY_RELU:
         return xp.where(x > 0, g, g * a)
-    return xp.where(x > 0, g * b, g * (xp.exp(xp.minimum(x, 0) * c) * (a * b * c)))
+    return xp.where(x <= 0, g * (xp.exp(xp.minimum(x, 0) * c) * (a * b * c)), g * b)
 
 
 def activation(be, kind, x, a=0.0, b=0.0, c=0.0):
@@ -285,8 +285,6 @@ def _run(k, name, n, *args):
 
 def _build():
     try:
-        import math
-
         import numpy as np
         from numba import njit, prange
 
@@ -299,8 +297,8 @@ def _build():
     # kernels called by other kernels are module globals too (a dispatcher in a closure changes
     # the cache key every process: the callers would recompile each time)
     global sigmoid_s, logsigmoid_s, logsigmoid_bwd_s, softplus_s, softplus_bwd_s
-    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, act_s, act_bwd_s, ferfc
-    ferfc = _fastmath.ferfc
+    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, act_s, act_bwd_s, ferfc, fexpm1
+    ferfc, fexpm1 = _fastmath.ferfc, _fastmath.fexpm1
     C = _CHUNK
     fm = {"contract"}  # fused multiply-add in the polynomials: faster, and no less accurate
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
@@ -496,7 +494,8 @@ def _build():
         elif kind == 1:  # gelu (erf)
             r2 = x.dtype.type(_INV_SQRT_2)
             for i in range(x.size):
-                out[i] = half * x[i] * ferfc(-x[i] * r2)
+                v = x[i]
+                out[i] = half * v * ferfc(-v * r2) + (v - v)  # nan at +-inf, as torch's
         elif kind == 2:  # gelu (tanh)
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
@@ -515,7 +514,7 @@ def _build():
             ins = x.dtype.type(c)
             for i in range(x.size):
                 v = x[i]
-                out[i] = v * sc if v > zero else math.expm1(v * ins) * ab
+                out[i] = v * sc if v > zero else fexpm1(v * ins) * ab
 
     @pjit
     def act_p(kind, x, a, b, c, out, nc):
@@ -561,7 +560,7 @@ def _build():
             ins = x.dtype.type(c)
             for i in range(x.size):
                 v = x[i]
-                out[i] = g[i] * sc if v > zero else g[i] * fexp(v * ins) * abc
+                out[i] = g[i] * fexp(v * ins) * abc if v <= zero else g[i] * sc  # nan: g * sc
 
     @pjit
     def act_bwd_p(kind, g, x, a, b, c, out, nc):
