@@ -6,8 +6,8 @@
 
 Sections:
 - large element-wise ops on 7.3M float32 (a GAE step's 2.7k x 2.7k logits): ``torch.sigmoid``,
-  ``F.logsigmoid``, ``F.softplus``, ``F.binary_cross_entropy_with_logits(pos_weight=)`` forward
-  and forward + backward. Rows: torch, sparsetorch, sparsetorch with numba off (the NumPy
+  ``F.logsigmoid``, ``F.softplus``, ``F.silu``, ``F.gelu``, ``F.elu``, ``F.leaky_relu``,
+  ``F.binary_cross_entropy_with_logits(pos_weight=)`` forward and forward + backward. Rows: torch, sparsetorch, sparsetorch with numba off (the NumPy
   formulas), and the pre-fusion composite (the ufunc chain the ops used before);
 - a small MLP head at batch 128 (linear -> relu -> linear -> BCE-with-logits, forward + backward):
   the per-call cost of the fused nodes.
@@ -67,6 +67,11 @@ def large_section(args, n):
                          lambda: _composite_logsigmoid(x0)),
         "F.softplus": (lambda: TF.softplus(tx), lambda: F.softplus(x),
                        lambda: np.where(x0 > 20, x0, np.logaddexp(0, x0))),
+        "F.silu": (lambda: TF.silu(tx), lambda: F.silu(x), lambda: x0 / (1 + np.exp(-x0))),
+        "F.gelu": (lambda: TF.gelu(tx), lambda: F.gelu(x), None),
+        "F.elu": (lambda: TF.elu(tx), lambda: F.elu(x), None),
+        "F.leaky_relu": (lambda: TF.leaky_relu(tx), lambda: F.leaky_relu(x),
+                         lambda: np.where(x0 > 0, x0, x0 * 0.01)),
         "BCE-with-logits(pos_weight) forward": (
             lambda: TF.binary_cross_entropy_with_logits(tx, ty, pos_weight=tpw),
             lambda: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw), bcel_comp),
