@@ -11,6 +11,16 @@ import sparsetorch as st
 
 torch = pytest.importorskip("torch")
 
+
+@pytest.fixture(autouse=True)
+def _torch_validates_args():
+    """torch.compile switches torch.distributions' argument validation off for the whole process
+    (tests/test_jit_compile.py calls it): the oracle validates as a fresh torch does."""
+    old = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(old)
+
 _R = np.random.default_rng(0)
 
 
