@@ -3,16 +3,23 @@
     python benchmarks/bench_sparse.py            # 9 samples after 2 warm-ups, full sizes
     python benchmarks/bench_sparse.py --quick    # small sizes, 3 samples: a smoke test
     python benchmarks/bench_sparse.py --only spmm,coalesce   # a subset of the sections
+    python benchmarks/bench_sparse.py --only spmm-fwd,coalesce,sum --threads 1   # the kernel rows
+
+``--threads N`` sets torch's and numba's thread counts (for 1 thread also export
+``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``); sparsetorch's parallel kernels still take fewer
+threads where other processes keep cores busy (``sparsetorch._jit``'s load-aware policy, which
+torch does not have): ``--all-cores`` turns that off so both libraries run ``N`` threads.
 
 Sections (sizes from issue 3; ``--quick`` divides them by about 100):
-- ``spmm``: ``sparse.mm(A, X)``, A 200k x 200k with 16 nnz/row (3.2M nnz, float32), X 200k x 64;
+- ``spmm`` (``spmm-fwd``: the forward rows only): ``sparse.mm(A, X)``, A 200k x 200k with 16 nnz/row (3.2M nnz, float32), X 200k x 64;
   CSR and COO, forward and forward+backward (gradients for X and for A's values). The SciPy row
   of forward+backward is ``A @ X``, ``A.T @ G`` and a chunked NumPy SDDMM for A's values.
   torch's COO backward builds a dense 200k x 200k gradient (160 GB) and dies: not run.
 - ``coalesce``: a 1M x 1M COO with 2M entries, 30 % of them repeating an earlier coordinate
   (construction included, invariant checks off, as torch's default).
 - ``elementwise``: on 8192 x 8192 with 400 nnz/row (3.3M nnz): sparse + sparse (COO, CSR),
-  sparse * dense (COO, CSR), ``sum(dim=1)``, ``t().to_sparse_csr()`` from CSR and COO.
+  sparse * dense (COO, CSR), ``sum(dim=1)``, ``t().to_sparse_csr()`` from CSR and COO
+  (``sum``: the ``sum(dim=1)`` rows only).
 - ``tiny``: 8 x 8 CSR add and ``sparse.mm`` (per-op overhead).
 - ``sweep``: spmm, add and coalesce at three sizes 10x apart in nnz, time per nnz (flat = linear).
 
@@ -157,7 +164,7 @@ def sddmm(G, X, rows, cols, chunk=1 << 18):
 # ---- sections -------------------------------------------------------------------------------
 
 
-def spmm_section(args, n, per_row=16, k=64):
+def spmm_section(args, n, per_row=16, k=64, backward=True):
     A = random_csr(n, n, per_row, 0)
     rng = np.random.default_rng(1)
     Xn = rng.standard_normal((n, k)).astype(np.float32)
@@ -166,10 +173,10 @@ def spmm_section(args, n, per_row=16, k=64):
     rows, cols = Acoo.row.astype(np.int64), Acoo.col.astype(np.int64)
     label = f"A {n}x{n}, {per_row} nnz/row ({A.nnz} nnz), X {n}x{k}, float32"
     for layout in ("csr", "coo"):
-        _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols)
+        _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols, backward)
 
 
-def _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols):
+def _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols, backward=True):
     # forward
     want = A @ Xn
     v = {}
@@ -183,6 +190,8 @@ def _spmm_layout(args, layout, label, A, Acoo, Xn, Gn, rows, cols):
         Xt = torch.from_numpy(Xn)
         add_variant(v, "torch", lambda: torch.sparse.mm(At, Xt), want)
     report(f"spmm forward, {layout.upper()}: {label}", v, args)
+    if not backward:
+        return
 
     # forward + backward (dX and A's values)
     v = {}
@@ -251,6 +260,16 @@ def elementwise_section(args, n, per_row):
         _elementwise_layout(args, layout, label, A, B, D)
 
 
+def sum_section(args, n, per_row):
+    """The ``sum(dim=1)`` rows of the elementwise section alone (same matrix)."""
+    A = random_csr(n, n, per_row, 3)
+    label = f"{n}x{n}, {per_row} nnz/row ({A.nnz} nnz), float32"
+    for layout in ("coo", "csr"):
+        mk = {"csr": (st_csr, torch_csr, lambda m: m), "coo": (st_coo, torch_coo, lambda m: m.tocoo())}
+        fs, ft, fsp = mk[layout]
+        _sum_rows(args, layout, label, A, fs(A), fsp(A), ft(A) if torch is not None else None)
+
+
 def _elementwise_layout(args, layout, label, A, B, D):
     n = A.shape[0]
     mk = {"csr": (st_csr, torch_csr, lambda m: m), "coo": (st_coo, torch_coo, lambda m: m.tocoo())}
@@ -275,6 +294,18 @@ def _elementwise_layout(args, layout, label, A, B, D):
         add_variant(v, "torch", lambda: a_t * Dt, want)
     report(f"sparse * dense, {layout.upper()}: {label}, dense {n}x{n}", v, args)
 
+    _sum_rows(args, layout, label, A, a_s, a_sp, a_t)
+
+    v = {}
+    want = A.T.toarray()
+    add_variant(v, "sparsetorch", lambda: a_s.t().to_sparse_csr(), want)
+    add_variant(v, "scipy", lambda: a_sp.T.tocsr(), want)
+    if torch is not None:
+        add_variant(v, "torch", lambda: a_t.t().to_sparse_csr(), want)
+    report(f"t().to_sparse_csr() from {layout.upper()}: {label}", v, args)
+
+
+def _sum_rows(args, layout, label, A, a_s, a_sp, a_t):
     v = {}
     want = np.asarray(A.sum(axis=1)).ravel()
     add_variant(v, "sparsetorch", lambda: a_s.sum(dim=1), want)
@@ -285,14 +316,6 @@ def _elementwise_layout(args, layout, label, A, B, D):
         else:
             add_variant(v, "torch", lambda: torch.sparse.sum(a_t, 1), want)
     report(f"sum(dim=1), {layout.upper()}: {label}", v, args)
-
-    v = {}
-    want = A.T.toarray()
-    add_variant(v, "sparsetorch", lambda: a_s.t().to_sparse_csr(), want)
-    add_variant(v, "scipy", lambda: a_sp.T.tocsr(), want)
-    if torch is not None:
-        add_variant(v, "torch", lambda: a_t.t().to_sparse_csr(), want)
-    report(f"t().to_sparse_csr() from {layout.upper()}: {label}", v, args)
 
 
 def tiny_section(args, iters):
@@ -381,14 +404,45 @@ def _sweep_scale(n, libs, reps, lines):
 # ---- main -----------------------------------------------------------------------------------
 
 
+def set_threads(n, all_cores):
+    """torch's and numba's thread counts to ``n`` (None: unchanged); ``all_cores``: sparsetorch's
+    load-aware thread policy sees every core as free (both libraries then run the same count)."""
+    if n is not None:
+        if torch is not None:
+            torch.set_num_threads(n)
+        try:
+            import numba
+
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        except ImportError:
+            pass
+    if all_cores:
+        from sparsetorch import _jit
+
+        _jit.free_cores = _jit._cores  # benchmark only: the policy's load sample, switched off
+    try:
+        import numba
+
+        nb = numba.get_num_threads()
+    except ImportError:
+        nb = "-"
+    print(f"threads: torch {torch.get_num_threads() if torch is not None else '-'}, numba {nb}"
+          f"{', load-aware policy off' if all_cores else ''}")
+
+
 def main(argv=None) -> int:
     p = _harness.parser(__doc__.splitlines()[0])
     p.add_argument("--only", default="spmm,coalesce,elementwise,tiny,sweep",
                    help="comma-separated sections to run")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch's and numba's thread count (default: as they start)")
+    p.add_argument("--all-cores", action="store_true",
+                   help="sparsetorch's kernels take every thread, however busy the machine")
     args = p.parse_args(argv)
     if args.quick:
         args.samples = 3
         args.warmup = 1
+    set_threads(args.threads, args.all_cores)
     _harness.print_environment(("numpy", "scipy", "sparsetorch", "torch"))
     if torch is None:
         print("torch not installed: torch columns skipped")
@@ -396,12 +450,14 @@ def main(argv=None) -> int:
         _harness.wait_for_quiet()
     only = set(args.only.split(","))
     q = args.quick
-    if "spmm" in only:
-        spmm_section(args, 2_000 if q else 200_000)
+    if "spmm" in only or "spmm-fwd" in only:
+        spmm_section(args, 2_000 if q else 200_000, backward="spmm" in only)
     if "coalesce" in only:
         coalesce_section(args, 10_000 if q else 1_000_000, 20_000 if q else 2_000_000)
     if "elementwise" in only:
         elementwise_section(args, 512 if q else 8192, 40 if q else 400)
+    if "sum" in only and "elementwise" not in only:
+        sum_section(args, 512 if q else 8192, 40 if q else 400)
     if "tiny" in only:
         tiny_section(args, 200 if q else 2_000)
     if "sweep" in only:
