@@ -103,3 +103,25 @@ def test_not_used_without_simd_sort_or_for_other_values(simd):
     assert _runsum.coalesce_packed(CPU, idx, (100, 100), v.astype(bool)) is None
     assert _runsum.coalesce_packed(CPU, idx, (100, 100), np.ones((500, 2), np.float32)) is None
     assert _runsum.coalesce_packed(CPU, idx, (2 ** 40, 2 ** 40), v) is None  # 80 bits + position
+
+
+@pytest.mark.parametrize(("nkeys", "n"), [(10, 1000), (1000, 10), (5, 1), (8192, 200000), (3, 100), (7, 0)])
+def test_run_starts_is_where_sorted_keys_change(nkeys, n):
+    keys = np.sort(np.random.default_rng(3).integers(0, nkeys, n))
+    want = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if n else np.zeros(0, np.int64)
+    got = _runsum.run_starts(CPU, keys, nkeys)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+def test_row_sum_of_coalesced_coo_matches_dense():
+    import sparsetorch as st
+
+    rng = np.random.default_rng(4)
+    d = rng.standard_normal((64, 3000)).astype(np.float32) * (rng.random((64, 3000)) < 0.1)
+    d[5] = 0  # an empty row
+    s = st.from_numpy(d).to_sparse()
+    r = s.sum(dim=1)
+    assert r.layout is st.sparse_coo
+    np.testing.assert_allclose(r.to_dense().numpy(), d.sum(1), rtol=1e-5, atol=1e-5)
+    assert 5 not in r.indices()[0].tolist()

@@ -23,6 +23,7 @@ from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
+from ..sparse._runsum import run_starts
 from .sparse_values import stored
 from ._reduce import backend_of, quiet
 from ._util import check_tensor, norm_dim
@@ -192,10 +193,7 @@ def _group(be, indices, sizes, kept, sorted_prefix):
     if sorted_prefix:  # coalesced and kept == leading dims: equal keys are consecutive
         if nnz == 0:
             return Segments(0, 0, starts=xp.zeros(0, xp.int64)), xp.zeros((len(kept), 0), xp.int64)
-        new = xp.empty(nnz, dtype=bool)
-        new[0] = True
-        xp.not_equal(keys[1:], keys[:-1], out=new[1:])
-        starts = xp.flatnonzero(new)
+        starts = run_starts(be, keys, _prod(ksizes) if table is None else table.shape[1])
         return Segments(starts.shape[0], nnz, starts=starts), indices[:, starts][list(kept)]
     k = _prod(ksizes) if table is None else table.shape[1]
     if k <= 4 * nnz + 65536:  # a dense count per key: O(nnz + k), no sort

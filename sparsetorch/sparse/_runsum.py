@@ -17,7 +17,7 @@ bit, as the row-bucket kernel's and NumPy's), and the indices unpacked in anothe
 
 from .. import _jit
 
-__all__ = ["coalesce_packed", "simd_sort"]
+__all__ = ["coalesce_packed", "run_starts", "simd_sort"]
 
 _SIMD = []  # [bool]: NumPy's sort is the AVX-512 one on this machine (found at first use)
 
@@ -33,6 +33,25 @@ def simd_sort(be):
         major = int(xp.__version__.split(".")[0])
         _SIMD.append(bool(feats.get("AVX512_SKX")) and major >= 2)
     return _SIMD[0]
+
+
+def run_starts(be, keys, nkeys):
+    """Positions where the runs of equal values begin in sorted (ascending) ``keys``, integers in
+    ``[0, nkeys)``: the ``flatnonzero`` of "differs from the previous one". With few possible
+    keys next to the entries (a row sum of a coalesced COO: 8k rows, 3.3M entries), one binary
+    search per key (``O(nkeys log n)``, NumPy reuses the previous answer for sorted needles)
+    instead of a pass over all the entries and a mask as long as them."""
+    xp = be.xp
+    n = keys.shape[0]
+    if n == 0:
+        return xp.zeros(0, dtype=xp.int64)
+    if nkeys * 8 <= n:
+        bounds = xp.searchsorted(keys, xp.arange(nkeys + 1, dtype=keys.dtype))
+        return bounds[:-1][bounds[1:] > bounds[:-1]].astype(xp.int64, copy=False)
+    new = xp.empty(n, dtype=bool)
+    new[0] = True
+    xp.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return xp.flatnonzero(new)
 
 
 def _kernels(be):
