@@ -157,8 +157,17 @@ acosh = unary("acosh", lambda be, x: be.xp.arccosh(x),
 atanh = unary("atanh", lambda be, x: be.xp.arctanh(x), lambda grad, input: grad / (1 - input * input), FLOAT, True)
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
-sigmoid = unary("sigmoid", lambda be, x: be.special.expit(x) if x.dtype.kind != "c" else 1 / (1 + be.xp.exp(-x)),
-                lambda grad, result: grad * result * (1 - result), FLOAT, False)
+def _sigmoid_kernel(be, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + be.xp.exp(-x))
+    if be.name == "cpu" and x.size >= 1 << 14:  # one fused numba loop for large arrays (kernel
+        from ..nn._kernels import pointwise as fused  # floor; imported when first needed)
+
+        return fused.sigmoid(be, x)
+    return be.special.expit(x)
+
+
+sigmoid = unary("sigmoid", _sigmoid_kernel, lambda grad, result: grad * result * (1 - result), FLOAT, False)
 reciprocal = unary("reciprocal", lambda be, x: 1 / x, lambda grad, result: -grad * result * result, FLOAT, False)
 erf = unary("erf", lambda be, x: be.special.erf(x),
             lambda grad, input: grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, True)
