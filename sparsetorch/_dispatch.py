@@ -20,8 +20,8 @@ from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless pro
 # here for the op modules and libraries that use them
 from .autograd._tape import (  # noqa: F401
     RELEASED_MESSAGE, OpNode, SavedResult, SavedTensor, _NO_EDGE, assign_into, bump_version,
-    check_inplace_allowed, edge, grad_accumulator, link_view, rebase_history, snapshot,
-    take_history, unpack_saved, view_info,
+    check_inplace_allowed, edge, grad_accumulator, link_view, rebase_history, save_tensor,
+    snapshot, take_history, unpack_saved, view_info,
 )
 
 __all__ = ["Op", "defop", "call", "wrap", "record_if_grad", "SCALAR"]
@@ -55,7 +55,7 @@ class Op:
 
     __slots__ = (
         "name", "inputs", "params", "kernels", "strided", "formulas", "node_cls",
-        "zero_preserving", "view", "saves", "holomorphic",
+        "zero_preserving", "view", "saves", "holomorphic", "plans",
     )
 
     def __repr__(self):
@@ -139,6 +139,7 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     op.formulas = tuple(formulas)
     # what the node must save, per input index: (names used)
     op.saves = tuple(frozenset(n for n in names if n != "grad") for _, names in formulas)
+    op.plans = {}  # tuple of needed inputs -> (what to save, how each formula reads it): _plan
     op.node_cls = type(_camel(name) + "Backward0", (OpNode,), {"__slots__": (), "op": op})
     return op
 
@@ -321,51 +322,90 @@ def record(op, result, inputs, params):
     needs = []
     nexts = []
     meta = []
-    names = None
     i = 0
     for x in inputs:
         if isinstance(x, Tensor):
-            need = x._rg and formulas[i][0] is not None
             lay = x.layout
             # sparse inputs keep a reference to themselves: the engine masks a dense gradient
             # to their pattern (masked semantics, as torch.sparse.mm)
             meta.append((x._data.shape, x.dtype, lay, None if lay is strided else x))
-            if need:
-                nexts.append(edge(x))
-                used = op.saves[i]
-                if used:
-                    names = used if names is None else names | used
+            if x._rg and formulas[i][0] is not None:
+                needs.append(True)
+                fn = x.grad_fn  # the edge (_tape.edge), inline
+                ex = x._extra
+                if fn is not None:
+                    nexts.append((fn, ex.get("output_nr", 0) if ex else 0))
+                else:
+                    acc = ex.get("acc") if ex else None
+                    nexts.append((acc if acc is not None else grad_accumulator(x), 0))
             else:
+                needs.append(False)
                 nexts.append(_NO_EDGE)
         else:
-            need = False
+            needs.append(False)
             meta.append(None)
             nexts.append(_NO_EDGE)
-        needs.append(need)
         i += 1
-    if not any(needs):
+    if True not in needs:
         return
+    needs = tuple(needs)
+    plan = op.plans.get(needs)
+    if plan is None:
+        plan = _plan(op, needs)
     node = _new(op.node_cls)
     node.next_functions = tuple(nexts)
     node._pre_hooks = None
     node._hooks = None
     node._released = False
     node.metadata = None
-    node.needs = needs
+    node.calls = plan[1]
     node.meta = meta
-    saved = {}
-    if names:
-        for n in names:
-            if n == "result":
-                saved[n] = SavedResult(result)
-            elif n in op.params:
-                saved[n] = params[op.params.index(n)]
+    specs = plan[0]
+    if specs:
+        saved = []
+        for kind, j in specs:
+            if kind == 2:  # an input
+                x = inputs[j]
+                saved.append(save_tensor(x) if isinstance(x, Tensor) else x)
+            elif kind == 1:  # a param
+                saved.append(params[j])
             else:
-                x = inputs[op.inputs.index(n)]
-                saved[n] = SavedTensor(x) if isinstance(x, Tensor) else x
-    node.saved = saved
+                saved.append(SavedResult(result))
+        node.saved = tuple(saved)
+    else:
+        node.saved = ()
     result._rg = True
     result.grad_fn = node
+
+
+def _plan(op, needs):
+    """What a node of ``op`` saves and how each formula reads its arguments, for one tuple of
+    needed inputs; built once per (op, tuple), so recording never inspects formulas.
+
+    Returns ``(specs, calls)``: ``specs`` lists the saved values as ``(kind, index)`` (kind 0:
+    the result, 1: a param, 2: an input); ``calls`` has, per input, ``(formula, positions)``
+    with positions into ``(grad, *saved)``, or None where no gradient is needed.
+    """
+    names = []
+    for need, (_, fnames) in zip(needs, op.formulas):
+        if need:
+            for n in fnames:
+                if n != "grad" and n not in names:
+                    names.append(n)
+    specs = []
+    for n in names:
+        if n == "result":
+            specs.append((0, None))
+        elif n in op.params:
+            specs.append((1, op.params.index(n)))
+        else:
+            specs.append((2, op.inputs.index(n)))
+    pos = {n: j + 1 for j, n in enumerate(names)}
+    pos["grad"] = 0
+    calls = tuple((f, tuple(pos[n] for n in fnames)) if need else None
+                  for need, (f, fnames) in zip(needs, op.formulas))
+    plan = op.plans[needs] = (tuple(specs), calls)
+    return plan
 
 
 # ---- views ----

@@ -22,27 +22,37 @@ _new = object.__new__
 # ---- graph nodes of table ops ----
 
 class OpNode(Node):
-    """Backward node of a table op: applies the op's formulas to the incoming gradient."""
+    """Backward node of a table op: applies the op's formulas to the incoming gradient.
 
-    __slots__ = ("needs", "saved", "meta")
+    ``saved`` is a tuple of saved values and ``calls`` one ``(formula, argument positions)`` per
+    input (None where no gradient is needed), both from the op's plan for the inputs that need a
+    gradient (``_dispatch.record``). A formula reads its arguments from ``(grad, *saved)``.
+    """
+
+    __slots__ = ("calls", "saved", "meta")
     op = None
 
     def apply(self, grad_outputs):
         if self._released:
             raise RuntimeError(RELEASED_MESSAGE)
-        env = unpack_saved(self) if self.saved else {}
         grad = grad_outputs[0]
         # torch's complex convention: a formula written as for real inputs (grad * f'(z)) gives
         # dL/dz* as conj(f(conj(grad))) = grad * conj(f'(z)); see defop's ``holomorphic``
-        flip = self.op.holomorphic and grad is not None and grad.dtype.is_complex
-        env["grad"] = grad.conj() if flip else grad
+        flip = grad is not None and grad.dtype.is_complex and self.op.holomorphic
+        env = [grad.conj() if flip else grad]
+        saved = self.saved
+        if saved:
+            for v in saved:
+                c = v.__class__
+                env.append(v.unpack(self) if c is SavedTensor or c is SavedResult else v)
+        get = env.__getitem__
         out = []
-        for need, (f, names) in zip(self.needs, self.op.formulas):
-            if need:
-                g = f(*[env[n] for n in names])
-                out.append(g.conj() if flip and isinstance(g, Tensor) else g)
-            else:
+        for c in self.calls:
+            if c is None:
                 out.append(None)
+            else:
+                g = c[0](*map(get, c[1]))
+                out.append(g.conj() if flip and isinstance(g, Tensor) else g)
         return out
 
     def release(self):
@@ -134,11 +144,19 @@ class SavedResult:
         return t
 
 
+def save_tensor(t):
+    """``SavedTensor(t)`` without the class call (the recorder's hot path)."""
+    s = _new(SavedTensor)
+    s.tensor = t
+    vc = t._vc
+    s.version = vc[0] if vc else 0
+    return s
+
+
 def unpack_saved(node):
-    env = {}
-    for k, v in node.saved.items():
-        env[k] = v.unpack(node) if v.__class__ is SavedTensor or v.__class__ is SavedResult else v
-    return env
+    """The values an ``OpNode`` saved, unpacked (version-checked), in its save order."""
+    return [v.unpack(node) if v.__class__ is SavedTensor or v.__class__ is SavedResult else v
+            for v in node.saved]
 
 
 # ---- views ----

@@ -221,28 +221,32 @@ def _run(roots, grads, retain_graph, create_graph, capture):
         for i, e in enumerate(capture):
             cap_index.setdefault(e, []).append(i)
         need = _needed({n for n, _ in capture}, parents, seen)
-    handed = {id(g._data) for g in grads}
+    handed = set()  # payloads a leaf's .grad may not take over (the caller's root gradients)
+    for g in grads:
+        handed.add(id(g._data))
     ready = []
     for n in dict.fromkeys(root_nodes):
-        if deps.get(n, 0) == 0:
+        if n not in deps:  # deps holds counts >= 1 only
             ready.append(n)
     tasks = _graph_tasks()
     tasks.append(capture is None)  # for _is_checkpoint_valid()
     token = GRAD_ENABLED.set(bool(create_graph))
+    pop_buffer = buffers.pop
     try:
         while ready:
             node = ready.pop()
-            gl = buffers.pop(node, None)
+            # a buffer exists only once a gradient arrived: has_grad is "some output got one"
+            gl = pop_buffer(node, None)
             if gl is None:
                 gl = [None] * node.num_outputs
                 has_grad = False
             else:
-                has_grad = gl[0] is not None if len(gl) == 1 else any(g is not None for g in gl)
-            if node._pre_hooks and has_grad:
-                for h in list(node._pre_hooks.values()):
-                    r = h(tuple(gl))
-                    if r is not None:
-                        gl = list(r)
+                has_grad = True
+                if node._pre_hooks:
+                    for h in list(node._pre_hooks.values()):
+                        r = h(tuple(gl))
+                        if r is not None:
+                            gl = list(r)
             if captured is not None:
                 for nr, g in enumerate(gl):
                     for i in cap_index.get((node, nr), ()):
@@ -257,33 +261,51 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                 continue
             needed = need is None or node in need
             if needed and has_grad:
-                in_grads = _apply(node, gl) if prof is None else prof.run_node(node, _apply, node, gl)
+                if prof is None:
+                    in_grads = _apply(node, gl)
+                else:
+                    in_grads = prof.run_node(node, _apply, node, gl)
                 if _ANOMALY[0] and _ANOMALY[1]:
                     _anomaly.check_nan(node, in_grads)
-            else:
-                in_grads = None
-            if not retain_graph and needed:
-                # only nodes this pass runs through are freed (torch keeps the saved tensors of
-                # nodes that autograd.grad did not need to execute)
-                release = node.release
-                if release is not None:
-                    release()
-            i = -1
-            for child, nr in node.next_functions:
-                i += 1
-                if child is None:
-                    continue
-                if in_grads is not None:
+                if not retain_graph:
+                    # only nodes this pass runs through are freed (torch keeps the saved tensors
+                    # of nodes that autograd.grad did not need to execute)
+                    release = node.release
+                    if release is not None:
+                        release()
+                i = -1
+                for child, nr in node.next_functions:
+                    i += 1
+                    if child is None:
+                        continue
                     g = in_grads[i]
                     if g is not None:
                         buf = buffers.get(child)
                         if buf is None:
-                            buf = buffers[child] = [None] * child.num_outputs
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    ready.append(child)
+                            if child.num_outputs == 1:
+                                buffers[child] = [g]
+                            else:
+                                buf = buffers[child] = [None] * child.num_outputs
+                                buf[nr] = g
+                        else:
+                            buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    left = deps[child] - 1
+                    if left:
+                        deps[child] = left
+                    else:
+                        ready.append(child)
+            else:
+                if not retain_graph and needed:
+                    release = node.release
+                    if release is not None:
+                        release()
+                for child, _ in node.next_functions:
+                    if child is not None:
+                        left = deps[child] - 1
+                        if left:
+                            deps[child] = left
+                        else:
+                            ready.append(child)
     finally:
         GRAD_ENABLED.reset(token)
         tasks.pop()
@@ -312,7 +334,7 @@ def _apply(node, gl):
             if r is not None:
                 in_grads = list(r)
     # custom Function nodes validate their own grads (and ``ctx.meta`` is the user's attribute)
-    meta = None if node.__class__._custom else getattr(node, "meta", None)
+    meta = None if node._custom else getattr(node, "meta", None)
     if meta is None:
         return in_grads
     i = -1
@@ -324,18 +346,23 @@ def _apply(node, gl):
         if m is None or (m[3] is None and g._data.shape == m[0] and g.dtype is m[1]
                          and g.layout is strided):
             continue  # the common case: a dense input, nothing to undo
-        shape, dtype, layout, sparse_input = m
-        if g._data.shape != shape:
-            g = sum_to(g, shape)
-        if g.dtype is not dtype:
-            if g.dtype.is_complex and not dtype.is_complex:
-                g = g.real  # a real input reached by a complex gradient: its real part (torch)
-            g = g.to(dtype) if g.dtype is not dtype else g
-        if sparse_input is not None and not _same_pattern(g, sparse_input):
-            # masked semantics: the gradient of a sparse input has that input's pattern
-            g = _mask_grad(g, sparse_input)
-        in_grads[i] = g
+        in_grads[i] = _undo(g, m)
     return in_grads
+
+
+def _undo(g, m):
+    """Undo broadcasting, dtype changes and (masked semantics) the pattern of a sparse input."""
+    shape, dtype, layout, sparse_input = m
+    if g._data.shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = g.real  # a real input reached by a complex gradient: its real part (torch)
+        g = g.to(dtype) if g.dtype is not dtype else g
+    if sparse_input is not None and not _same_pattern(g, sparse_input):
+        # masked semantics: the gradient of a sparse input has that input's pattern
+        g = _mask_grad(g, sparse_input)
+    return g
 
 
 def _mask_grad(g, x):
