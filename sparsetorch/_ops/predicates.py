@@ -94,8 +94,9 @@ def get_num_threads():
 
 
 def set_num_threads(int):
-    """Sets the number of threads used for intraop parallelism on CPU (numba's thread count,
-    capped at the number numba was started with)."""
+    """Sets the number of threads used for intraop parallelism on CPU: numba's thread count
+    (capped at the number numba was started with) and, as torch's setting covers its BLAS, the
+    thread pools of the BLAS libraries NumPy and SciPy loaded (through ``threadpoolctl``)."""
     n = int
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"set_num_threads(): argument 'int' must be int, not {type(n).__name__}")
@@ -105,6 +106,11 @@ def set_num_threads(int):
     nb = _numba()
     if nb is not None:
         nb.set_num_threads(min(n, nb.config.NUMBA_NUM_THREADS))
+    try:
+        import threadpoolctl
+    except ImportError:  # a dependency; without it the BLAS keeps its own count
+        return
+    threadpoolctl.threadpool_limits(limits=n, user_api="blas")
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
