@@ -15,6 +15,7 @@ import math
 import numpy as np  # host-side sampling: the generator's raw words are NumPy arrays
 
 from .. import _dtype as D
+from .. import _jit
 
 __all__ = [
     "bernoulli_scalar",
@@ -39,11 +40,9 @@ _REDUCED = (D.float16, D.bfloat16)
 
 
 def _numba_on():
-    """The numba loops run unless switched off (``sparse._spmm.use_numba(False)`` or
+    """The numba loops run unless switched off (``_jit.use_numba(False)`` or
     ``SPARSETORCH_NO_NUMBA=1``); each one has a NumPy path giving the same bits."""
-    from ..sparse import _spmm
-
-    return _spmm._ENABLED[0]
+    return _jit.ENABLED[0]
 
 
 _LIBM = [None]
