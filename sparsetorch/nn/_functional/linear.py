@@ -61,8 +61,8 @@ def _fused_linear(input, weight, bias):
     """One addmm / mm node (torch's AddmmBackward0 / MmBackward0); other ranks are viewed as
     2-D around it, as torch does."""
     x = input if input.ndim == 2 else input.reshape(-1, input.shape[-1])
-    if bias is None:
-        out = call(_fl.mm_op, (x, weight))
+    if bias is None:  # torch's graph: MmBackward0 over TBackward0 (the one mm op)
+        out = x.mm(weight.t())
     else:
         out = call(_fl.addmm_op, (x, weight, bias))
     if input.ndim != 2:
