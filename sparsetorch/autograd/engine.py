@@ -30,10 +30,6 @@ _local = threading.local()
 _ACC_LOCKS = tuple(threading.RLock() for _ in range(64))
 
 
-def _acc_lock(var):
-    return _ACC_LOCKS[(id(var) >> 4) & 63]
-
-
 def _callback_stack():
     st = getattr(_local, "callbacks", None)
     if st is None:
@@ -168,24 +164,26 @@ def _input_edge(t):
 
 
 def _graph(root_nodes, want_parents):
-    """Dependency counts (and parent lists, for autograd.grad) of every node reachable from the
-    roots, found iteratively."""
+    """Dependency counts (and parent lists and the set of nodes seen, for autograd.grad) of every
+    node reachable from the roots, found iteratively."""
     deps = {}
     parents = {} if want_parents else None
-    seen = set(root_nodes)
-    stack = list(seen)
-    get = deps.get
+    roots = set(root_nodes)
+    stack = list(roots)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = get(child, 0) + 1
             if want_parents:
                 parents.setdefault(child, []).append(node)
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in deps:
+                deps[child] += 1
+            else:  # first visit
+                deps[child] = 1
+                if child not in roots:
+                    stack.append(child)
+    seen = roots.union(deps) if want_parents else None
     return deps, parents, seen
 
 
@@ -261,10 +259,23 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                 continue
             needed = need is None or node in need
             if needed and has_grad:
-                if prof is None:
-                    in_grads = _apply(node, gl)
-                else:
+                if prof is not None:
                     in_grads = prof.run_node(node, _apply, node, gl)
+                elif node._hooks or node._custom:
+                    in_grads = _apply(node, gl)
+                else:  # _apply, inline: the node, then the common-case test of each gradient
+                    in_grads = node.apply(gl)
+                    meta = getattr(node, "meta", None)
+                    if meta is not None:
+                        i = -1
+                        for g in in_grads:
+                            i += 1
+                            if g is not None:
+                                m = meta[i]
+                                if m is not None and (
+                                        m[3] is not None or g._data.shape != m[0]
+                                        or g.dtype is not m[1] or g.layout is not strided):
+                                    in_grads[i] = _undo(g, m)
                 if _ANOMALY[0] and _ANOMALY[1]:
                     _anomaly.check_nan(node, in_grads)
                 if not retain_graph:
@@ -352,7 +363,7 @@ def _apply(node, gl):
 
 def _undo(g, m):
     """Undo broadcasting, dtype changes and (masked semantics) the pattern of a sparse input."""
-    shape, dtype, layout, sparse_input = m
+    shape, dtype, _layout, sparse_input = m
     if g._data.shape != shape:
         g = sum_to(g, shape)
     if g.dtype is not dtype:
@@ -438,35 +449,32 @@ def register_post_accumulate_grad_hook(t, hook):
 
 
 def _accumulate(var, g, create_graph, handed):
-    with _acc_lock(var):
-        _accumulate_grad(var, g, create_graph, handed)
+    """Add ``g`` into the leaf ``var``'s ``.grad`` (serialised per leaf), then its post-accumulate
+    hooks. A first gradient is taken over without a copy (as torch does) unless the caller handed
+    it in (a root gradient), another leaf already took it, or it views another array."""
+    if not create_graph and g._rg:  # grads computed without create_graph carry no graph already
+        g = g.detach()
+    with _ACC_LOCKS[(id(var) >> 4) & 63]:
+        old = var.grad
+        if old is None:
+            data = g._data
+            if id(data) in handed or getattr(data, "base", None) is not None:
+                g = g.clone()
+                data = g._data
+            handed.add(id(data))
+            var.grad = g
+        elif create_graph or old._rg:
+            var.grad = old + g
+        elif (old.layout is strided and g.layout is strided and old.dtype is g.dtype
+              and old._data.shape == g._data.shape and writeable(old._data)):
+            # accumulate into the existing buffer (as torch does), no graph, no temporary
+            get_backend(old.device).xp.add(old._data, g._data, out=old._data)
+            bump_version(old)
+        else:
+            var.grad = old + g
     ex = var._extra
     if ex is not None:
         hooks = ex.get("post_acc_hooks")
         if hooks:
             for h in list(hooks.values()):
                 h(var)
-
-
-def _accumulate_grad(var, g, create_graph, handed):
-    if not create_graph and g._rg:  # grads computed without create_graph carry no graph already
-        g = g.detach()
-    old = var.grad
-    if old is None:
-        if id(g._data) in handed or _is_view_data(g):
-            g = g.clone()
-        handed.add(id(g._data))
-        var.grad = g
-    elif create_graph or old._rg:
-        var.grad = old + g
-    elif (old.layout is strided and g.layout is strided and old.dtype is g.dtype
-          and old._data.shape == g._data.shape and writeable(old._data)):
-        # accumulate into the existing buffer (as torch does), no graph, no temporary
-        get_backend(old.device).xp.add(old._data, g._data, out=old._data)
-        bump_version(old)
-    else:
-        var.grad = old + g
-
-
-def _is_view_data(g):
-    return getattr(g._data, "base", None) is not None
