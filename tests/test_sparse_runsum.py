@@ -105,11 +105,16 @@ def test_not_used_without_simd_sort_or_for_other_values(simd):
     assert _runsum.coalesce_packed(CPU, idx, (2 ** 40, 2 ** 40), v) is None  # 80 bits + position
 
 
+@pytest.mark.parametrize("numba", [True, False])
 @pytest.mark.parametrize(("nkeys", "n"), [(10, 1000), (1000, 10), (5, 1), (8192, 200000), (3, 100), (7, 0)])
-def test_run_starts_is_where_sorted_keys_change(nkeys, n):
+def test_run_starts_is_where_sorted_keys_change(nkeys, n, numba):
     keys = np.sort(np.random.default_rng(3).integers(0, nkeys, n))
     want = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if n else np.zeros(0, np.int64)
-    got = _runsum.run_starts(CPU, keys, nkeys)
+    old = _jit.use_numba(numba and _jit.ENABLED[0])
+    try:
+        got = _runsum.run_starts(CPU, keys, nkeys)
+    finally:
+        _jit.use_numba(old)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want)
 

@@ -38,14 +38,18 @@ def simd_sort(be):
 def run_starts(be, keys, nkeys):
     """Positions where the runs of equal values begin in sorted (ascending) ``keys``, integers in
     ``[0, nkeys)``: the ``flatnonzero`` of "differs from the previous one". With few possible
-    keys next to the entries (a row sum of a coalesced COO: 8k rows, 3.3M entries), one binary
-    search per key (``O(nkeys log n)``, NumPy reuses the previous answer for sorted needles)
-    instead of a pass over all the entries and a mask as long as them."""
+    keys next to the entries (a row sum of a coalesced COO: 8k rows, 3.3M entries), a galloping
+    search from each run's start (numba; ``O(log run)`` per run, near accesses) or NumPy's
+    ``searchsorted`` per possible key, instead of a pass over all the entries and a mask as long
+    as them."""
     xp = be.xp
     n = keys.shape[0]
     if n == 0:
         return xp.zeros(0, dtype=xp.int64)
     if nkeys * 8 <= n:
+        k = _kernels(be)
+        if k is not None:  # a galloping search from each run's start: O(log run) per run
+            return k.gallop_starts(keys)
         bounds = xp.searchsorted(keys, xp.arange(nkeys + 1, dtype=keys.dtype))
         return bounds[:-1][bounds[1:] > bounds[:-1]].astype(xp.int64, copy=False)
     new = xp.empty(n, dtype=bool)
@@ -147,9 +151,37 @@ def _build():
                 i = j
         return out_idx, out_v
 
+    @njit(cache=True)
+    def gallop_starts(keys):
+        n = keys.shape[0]
+        starts = np.empty(n, np.int64)  # pages touched only as far as written
+        u = 0
+        i = 0
+        while i < n:
+            starts[u] = i
+            u += 1
+            key = keys[i]
+            lo = i  # keys[lo] == key; find hi, the first position past the run
+            step = 1
+            hi = i + 1
+            while hi < n and keys[hi] == key:
+                lo = hi
+                step *= 2
+                hi = lo + step
+            if hi > n:
+                hi = n
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if keys[mid] == key:
+                    lo = mid
+                else:
+                    hi = mid
+            i = hi
+        return starts[:u].copy()
+
     class Kernels:
         pass
 
     ns = Kernels()
-    ns.pack_keys, ns.run_sum = pack_keys, run_sum
+    ns.pack_keys, ns.run_sum, ns.gallop_starts = pack_keys, run_sum, gallop_starts
     return ns
