@@ -35,6 +35,13 @@ __all__ = [
 ]
 
 _PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
+# stored entries x columns from which a product takes numba's whole thread setting, however busy
+# the machine: the load-aware policy (``_jit.limit``) guards short kernels, whose parallel region
+# stalls a whole time slice when a worker is descheduled; a product this large runs for many
+# slices, so the stall is noise next to it, and with one thread per core it gets its share of
+# every core (3.2M nnz x 64 beside ~8 busy processes on 2 cores: 1.24x torch's time on the one
+# thread the policy picked, 0.54x on two; bench_sparse.py --only spmm-fwd --threads 2)
+_WHOLE_POOL_WORK = 1 << 24
 _CHUNK = 1 << 16  # stored entries per chunk of the NumPy SDDMM (bounds its temporaries)
 _GPU_TEMP_BYTES = 1 << 28  # bytes of one gathered operand per SDDMM chunk on CUDA
 _ENABLED = _jit.ENABLED  # the numba switch (one list, in ``_jit``); this name stays for its users
@@ -191,7 +198,7 @@ def spmm(be, p, x, transpose=False):
         out = xp.empty((rows_out, k), dtype=dt)
         use = perm is not None
         pm = perm if use else crow[:0]
-        with _jit.limit(nnz * k) as nt:
+        with _threads(nnz * k) as nt:
             c = _cache(p)
             key = ("bounds", transpose, nt)
             bd = c.get(key)
@@ -203,6 +210,24 @@ def spmm(be, p, x, transpose=False):
     if be.name != "cpu":  # cupyx casts the pattern to int32 at every construction: once here
         crow, col = _int32_pattern(p, transpose, crow, col)
     return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
+
+
+class _WholePool:
+    """The context of a product of at least ``_WHOLE_POOL_WORK``: numba's thread setting as it is."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        import numba
+
+        return numba.get_num_threads()
+
+    def __exit__(self, *exc):
+        return None
+
+
+def _threads(work):
+    return _WholePool() if work >= _WHOLE_POOL_WORK else _jit.limit(work)
 
 
 _INT32_MAX = (1 << 31) - 1
@@ -312,7 +337,7 @@ def sddmm(be, left, right, p):
         if nnz * k < _PAR_WORK:
             nb.sddmm_ser(rows, cols, left, right, out, zero)
         else:
-            with _jit.limit(nnz * k) as nt:
+            with _threads(nnz * k) as nt:
                 bd = xp.linspace(0, nnz, 4 * nt + 1).astype(xp.int64)
                 nb.sddmm_par(rows, cols, left, right, out, bd, zero)
         return out
