@@ -20,8 +20,8 @@ from .autograd import profiler as _profiler  # _profiler.ACTIVE: None unless pro
 # here for the op modules and libraries that use them
 from .autograd._tape import (  # noqa: F401
     RELEASED_MESSAGE, OpNode, SavedResult, SavedTensor, _NO_EDGE, assign_into, bump_version,
-    check_inplace_allowed, edge, grad_accumulator, link_view, rebase_history, save_tensor,
-    snapshot, take_history, unpack_saved, view_info,
+    check_inplace_allowed, edge, grad_accumulator, link_view, rebase_history, save_result,
+    save_tensor, snapshot, take_history, unpack_saved, view_info,
 )
 
 __all__ = ["Op", "defop", "call", "wrap", "record_if_grad", "SCALAR"]
@@ -164,6 +164,8 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
     key = []
     payloads = []
     first = None
+    dense = True  # every input strided or a Python number (_all_dense(key), inline)
+    grad = False  # some input has _rg set (the pre-filter of record_if_grad)
     for x in inputs:
         if isinstance(x, Tensor):
             if first is None:
@@ -171,13 +173,19 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
                 dev = x.device
             elif x.device is not dev:  # devices are interned: identity is equality
                 return _call_mixed(op, inputs, params, out_dtype, compute_dtype)
-            key.append(x.layout)
+            lay = x.layout
+            if lay is not strided:
+                dense = False
+            if x._rg:
+                grad = True
+            key.append(lay)
             payloads.append(cast_payload(x, compute_dtype) if compute_dtype is not None else x._data)
         else:
             key.append(SCALAR)
             payloads.append(x)
-    key = tuple(key)
-    kernel = op.strided if op.strided is not None and _all_dense(key) else op.kernel_for(key)
+    kernel = op.strided
+    if kernel is None or not dense:
+        kernel = op.kernel_for(tuple(key))
     if kernel.__class__ is composite:
         return kernel.fn(*inputs, *params)
     be = CPU if dev is CPU_DEVICE else get_backend(dev)
@@ -194,13 +202,19 @@ def call(op, inputs, params=(), out_dtype=None, compute_dtype=None):
             data = data.astype(dt.np)
     elif data.dtype != dt.np:
         data = data.astype(dt)
-    result = wrap(data, dt, dev, lay)
+    result = _new(Tensor)  # wrap(data, dt, dev, lay), inline
+    result._data = data
+    result.dtype = dt
+    result.device = dev
+    result.layout = lay
+    result._rg = False
+    result.grad_fn = None
+    result._vc = None
+    result._extra = None
     if op.view:
         link_view(result, first, op, params, call)
-    for x in inputs:
-        if x.__class__ is not int and x.__class__ is not float and getattr(x, "_rg", False):
-            record_if_grad(op, result, inputs, params)
-            break
+    if grad and _grad_enabled():  # record_if_grad, inline
+        record(op, result, inputs, params)
     return result
 
 
@@ -278,13 +292,6 @@ def broadcast_message(shapes):
             return (f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                     f"non-singleton dimension {dim}")
     return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
-
-
-def _all_dense(key):
-    for k in key:
-        if k is not strided and k is not SCALAR:
-            return False
-    return True
 
 
 _PAYLOAD_LAYOUT = {}
@@ -370,7 +377,7 @@ def record(op, result, inputs, params):
             elif kind == 1:  # a param
                 saved.append(params[j])
             else:
-                saved.append(SavedResult(result))
+                saved.append(save_result(result))
         node.saved = tuple(saved)
     else:
         node.saved = ()

@@ -153,6 +153,21 @@ def save_tensor(t):
     return s
 
 
+def save_result(t):
+    """``SavedResult(t)`` without the class call (the recorder's hot path)."""
+    s = _new(SavedResult)
+    s.data = t._data
+    s.dtype = t.dtype
+    s.device = t.device
+    s.layout = t.layout
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    s.vc = vc
+    s.version = vc[0]
+    return s
+
+
 def unpack_saved(node):
     """The values an ``OpNode`` saved, unpacked (version-checked), in its save order."""
     return [v.unpack(node) if v.__class__ is SavedTensor or v.__class__ is SavedResult else v
