@@ -72,9 +72,12 @@ def _root_grads(outputs, grad_outputs, what):
                     "grad can be implicitly created only for scalar outputs; pass gradient= "
                     f"(a tensor of shape {list(out.shape)}) to backward()"
                 )
+            if out.layout is not strided:
+                _ones_like(out)
             xp = get_backend(out.device).xp
-            g = wrap(xp.ones(out._data.shape, out.dtype.np), out.dtype, out.device, out.layout) \
-                if out.layout is strided else _ones_like(out)
+            shape = out._data.shape  # () mostly: asarray is a C call, ones() a Python one
+            one = xp.asarray(1, out.dtype.np) if not shape else xp.ones(shape, out.dtype.np)
+            g = wrap(one, out.dtype, out.device, strided)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"{what}: gradients must be Tensors, got {type(g).__name__}")
