@@ -68,6 +68,9 @@ NUMBA_MODULES = [
     "sparsetorch.sparse._rowsort", "sparsetorch.sparse._spmm", "sparsetorch.sparse._merge",
     "sparsetorch.nn._kernels", "sparsetorch.nn._kernels.embedding", "sparsetorch.nn._functional.embedding",
     "sparsetorch.optim._kernels", "sparsetorch.distributed._sparse", "sparsetorch._backend",
+    "sparsetorch.sparse._runsum", "sparsetorch.sparse._spgemm", "sparsetorch.nn._kernels.pointwise",
+    "sparsetorch.nn._kernels.attention", "sparsetorch.distributed._merge", "sparsetorch._ops._sampling",
+    "sparsetorch._jit",
 ]
 
 
