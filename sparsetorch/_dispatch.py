@@ -320,47 +320,66 @@ def record_if_grad(op, result, inputs, params=()):
         record(op, result, inputs, params)
 
 
+_ONE_NEEDED = (True,)
+
+
 def record(op, result, inputs, params):
     """Attach a backward node for ``op`` to ``result`` if some input needs a gradient."""
     rdt = result.dtype
     if not (rdt.is_floating_point or rdt.is_complex):
         return  # integer and bool results are never differentiable
     formulas = op.formulas
-    needs = []
-    nexts = []
-    meta = []
-    i = 0
-    for x in inputs:
-        if isinstance(x, Tensor):
-            lay = x.layout
-            # sparse inputs keep a reference to themselves: the engine masks a dense gradient
-            # to their pattern (masked semantics, as torch.sparse.mm)
-            meta.append((x._data.shape, x.dtype, lay, None if lay is strided else x))
-            if x._rg and formulas[i][0] is not None:
-                needs.append(True)
-                fn = x.grad_fn  # the edge (_tape.edge), inline
-                ex = x._extra
-                if fn is not None:
-                    nexts.append((fn, ex.get("output_nr", 0) if ex else 0))
+    if len(inputs) == 1:  # most ops: no per-input lists
+        x = inputs[0]
+        if not (isinstance(x, Tensor) and x._rg and formulas[0][0] is not None):
+            return
+        fn = x.grad_fn  # the edge (_tape.edge), inline
+        ex = x._extra
+        if fn is not None:
+            nexts = ((fn, ex.get("output_nr", 0) if ex else 0),)
+        else:
+            acc = ex.get("acc") if ex else None
+            nexts = ((acc if acc is not None else grad_accumulator(x), 0),)
+        lay = x.layout
+        meta = [(x._data.shape, x.dtype, lay, None if lay is strided else x)]
+        needs = _ONE_NEEDED
+    else:
+        needs = []
+        nexts = []
+        meta = []
+        i = 0
+        for x in inputs:
+            if isinstance(x, Tensor):
+                lay = x.layout
+                # sparse inputs keep a reference to themselves: the engine masks a dense
+                # gradient to their pattern (masked semantics, as torch.sparse.mm)
+                meta.append((x._data.shape, x.dtype, lay, None if lay is strided else x))
+                if x._rg and formulas[i][0] is not None:
+                    needs.append(True)
+                    fn = x.grad_fn  # the edge (_tape.edge), inline
+                    ex = x._extra
+                    if fn is not None:
+                        nexts.append((fn, ex.get("output_nr", 0) if ex else 0))
+                    else:
+                        acc = ex.get("acc") if ex else None
+                        nexts.append((acc if acc is not None else grad_accumulator(x), 0))
                 else:
-                    acc = ex.get("acc") if ex else None
-                    nexts.append((acc if acc is not None else grad_accumulator(x), 0))
+                    needs.append(False)
+                    nexts.append(_NO_EDGE)
             else:
                 needs.append(False)
+                meta.append(None)
                 nexts.append(_NO_EDGE)
-        else:
-            needs.append(False)
-            meta.append(None)
-            nexts.append(_NO_EDGE)
-        i += 1
-    if True not in needs:
-        return
-    needs = tuple(needs)
+            i += 1
+        if True not in needs:
+            return
+        needs = tuple(needs)
+        nexts = tuple(nexts)
     plan = op.plans.get(needs)
     if plan is None:
         plan = _plan(op, needs)
     node = _new(op.node_cls)
-    node.next_functions = tuple(nexts)
+    node.next_functions = nexts
     node._pre_hooks = None
     node._hooks = None
     node._released = False
