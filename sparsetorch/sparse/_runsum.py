@@ -168,8 +168,7 @@ def _build():
                 lo = hi
                 step *= 2
                 hi = lo + step
-            if hi > n:
-                hi = n
+            hi = min(hi, n)
             while hi - lo > 1:
                 mid = (lo + hi) >> 1
                 if keys[mid] == key:
