@@ -72,6 +72,9 @@ def _root_grads(outputs, grad_outputs, what):
                     "grad can be implicitly created only for scalar outputs; pass gradient= "
                     f"(a tensor of shape {list(out.shape)}) to backward()"
                 )
+            if out.dtype.is_complex:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype}")
             if out.layout is not strided:
                 _ones_like(out)
             xp = get_backend(out.device).xp

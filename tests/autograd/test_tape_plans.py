@@ -106,3 +106,16 @@ def test_chain_and_diamond_grads_match_torch():
 
     for s, t in zip(run(st), run(torch)):
         np.testing.assert_allclose(s, t, rtol=1e-5)
+
+
+def test_implicit_gradient_of_a_complex_output_is_refused_as_torch():
+    for lib in (st, torch):
+        z = lib.tensor([1 + 2j], requires_grad=True)
+        y = (z * z).sum()
+        with pytest.raises(RuntimeError, match="grad can be implicitly created only for real "
+                                               r"scalar outputs but got (sparse)?torch\.complex64"):
+            y.backward()
+        with pytest.raises(RuntimeError, match="only for real scalar outputs"):
+            lib.autograd.grad(y, z)
+        y.backward(lib.tensor(1 + 0j))
+        assert complex(z.grad[0]) == 2 - 4j
