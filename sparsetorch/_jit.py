@@ -33,6 +33,13 @@ __all__ = [
 
 ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
 PAR_MIN_WORK = 1 << 16  # element-operations below which a parallel kernel runs on one thread
+# element-operations from which a kernel takes numba's whole thread setting however busy the
+# machine: the load-aware cap guards short kernels, whose parallel region stalls a whole time
+# slice when a worker is descheduled; a kernel this long runs for many slices, so the stall is
+# noise next to it, and with one thread per core it gets its share of every core (CSR spmm 3.2M
+# nnz x 64 beside ~8 busy processes on 2 cores: 1.24x torch on the one thread the cap picked,
+# 0.54x on two; bench_sparse.py --only spmm-fwd --threads 2)
+WHOLE_POOL_WORK = 1 << 24
 LOAD_TTL = 0.5  # seconds a sample of the free cores is reused
 
 _BUILT = {}  # group name -> its kernels, or False (numba does not import / the builder failed)
@@ -250,9 +257,11 @@ def free_cores():
 def thread_count(work, most):
     """Threads for a parallel kernel of ``work`` element-operations when numba's setting is
     ``most``: 1 below ``PAR_MIN_WORK``, otherwise at most one per ``PAR_MIN_WORK`` of work and
-    at most the free cores."""
+    at most the free cores; ``most`` from ``WHOLE_POOL_WORK`` on."""
     if work < PAR_MIN_WORK or most <= 1:
         return 1
+    if work >= WHOLE_POOL_WORK:
+        return most
     return max(1, min(most, free_cores(), 1 + work // PAR_MIN_WORK))
 
 

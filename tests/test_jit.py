@@ -112,6 +112,7 @@ def test_thread_count_from_work_and_free_cores(monkeypatch):
     assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 1) == 1  # capped by numba's setting
     monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])  # every core busy beside us
     assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 8) == 1
+    assert _jit.thread_count(_jit.WHOLE_POOL_WORK, 8) == 8  # long kernels: every thread
 
 
 def test_free_cores_sampled_at_most_every_ttl(monkeypatch):

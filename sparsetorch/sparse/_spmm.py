@@ -35,13 +35,6 @@ __all__ = [
 ]
 
 _PAR_WORK = 1 << 15  # stored entries x columns above which the parallel kernels run
-# stored entries x columns from which a product takes numba's whole thread setting, however busy
-# the machine: the load-aware policy (``_jit.limit``) guards short kernels, whose parallel region
-# stalls a whole time slice when a worker is descheduled; a product this large runs for many
-# slices, so the stall is noise next to it, and with one thread per core it gets its share of
-# every core (3.2M nnz x 64 beside ~8 busy processes on 2 cores: 1.24x torch's time on the one
-# thread the policy picked, 0.54x on two; bench_sparse.py --only spmm-fwd --threads 2)
-_WHOLE_POOL_WORK = 1 << 24
 _CHUNK = 1 << 16  # stored entries per chunk of the NumPy SDDMM (bounds its temporaries)
 _GPU_TEMP_BYTES = 1 << 28  # bytes of one gathered operand per SDDMM chunk on CUDA
 _ENABLED = _jit.ENABLED  # the numba switch (one list, in ``_jit``); this name stays for its users
@@ -212,22 +205,8 @@ def spmm(be, p, x, transpose=False):
     return _scipy_spmm(be, crow, col, v, (rows_out, n if not transpose else m), x)
 
 
-class _WholePool:
-    """The context of a product of at least ``_WHOLE_POOL_WORK``: numba's thread setting as it is."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        import numba
-
-        return numba.get_num_threads()
-
-    def __exit__(self, *exc):
-        return None
-
-
-def _threads(work):
-    return _WholePool() if work >= _WHOLE_POOL_WORK else _jit.limit(work)
+def _threads(work):  # the thread policy (``_jit.thread_count``: long products take every thread)
+    return _jit.limit(work)
 
 
 _INT32_MAX = (1 << 31) - 1
