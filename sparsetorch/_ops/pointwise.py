@@ -25,6 +25,7 @@ SS = (strided, strided)
 _grad_enabled = GRAD_ENABLED.get
 _SCALAR_TYPES = _dispatch.SCALAR_TYPES
 _BF16 = D.bfloat16
+_BOOL = D.bool
 _new = object.__new__
 
 # dtype rules
@@ -403,6 +404,7 @@ def make_binary(op, rule, doc, ufunc_name=None):
     cpu_ufunc = getattr(CPU.xp, ufunc_name) if ufunc_name else None
     compare = rule is COMPARE
     name = op.name
+    bool_ok = name == "mul"  # a bool tensor operand promotes to the float dtype unchanged
 
     def fn(input, other, out=None):
         if input.__class__ is Tensor and fast and _profiler.ACTIVE is None:  # profiling: via call
@@ -410,7 +412,10 @@ def make_binary(op, rule, doc, ufunc_name=None):
             oc = other.__class__
             if dt.is_floating_point and input.layout is strided:
                 if oc is Tensor:
-                    ok = other.dtype is dt and other.layout is strided and input.device is other.device
+                    odt = other.dtype
+                    # float * bool mask (relu's backward): NumPy keeps the float dtype, as torch
+                    ok = (odt is dt or (odt is _BOOL and bool_ok and dt is not _BF16)) \
+                        and other.layout is strided and input.device is other.device
                     b = other._data
                     other_rg = other._rg
                 else:  # a Python number never changes a floating dtype (torch's wrapped numbers)
