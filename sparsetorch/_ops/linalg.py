@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _BF16_NP = bfloat16.np
+_np_matmul = CPU.xp.matmul  # mm/bmm's CPU fast path (2-D/3-D products: always an array)
+_new = object.__new__
 
 
 def _same_dtype(a, b):
@@ -137,6 +139,38 @@ def _fast(op, a, b):
     return t
 
 
+def _lean(op, input, mat2, nd):
+    """mm/bmm's fast path: two strided ``nd``-D tensors of one floating dtype on one device whose
+    inner sizes agree (read once from the payloads); None sends the call down the checked path."""
+    dt = input.dtype
+    if dt is not mat2.dtype or not dt.is_floating_point or input.layout is not strided \
+            or mat2.layout is not strided or _profiler.ACTIVE is not None:
+        return None
+    dev = input.device
+    a = input._data
+    b = mat2._data
+    sa = a.shape
+    sb = b.shape
+    if dev is not mat2.device or len(sa) != nd or len(sb) != nd or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+        return None
+    if dev is CPU_DEVICE and dt is not bfloat16:
+        data = _np_matmul(a, b)
+    else:
+        data = _matmul_kernel(CPU if dev is CPU_DEVICE else get_backend(dev), a, b)
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = dt
+    t.device = dev
+    t.layout = strided
+    t._rg = False
+    t.grad_fn = None
+    t._vc = None
+    t._extra = None
+    if input._rg or mat2._rg:
+        record_if_grad(op, t, (input, mat2), ())
+    return t
+
+
 def _fast_ok(a, b):  # profiling: the generic path, which call() times
     return (_profiler.ACTIVE is None
             and a.__class__ is Tensor and b.__class__ is Tensor and a.dtype is b.dtype
@@ -150,9 +184,10 @@ def mm(input, mat2, *, out=None):
     a strided result."""
     if _ac_active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
         return _ac.run(mm, _ac.LOWER, (input, mat2), {"out": out})
-    if _fast_ok(input, mat2) and input.ndim == 2 and mat2.ndim == 2 \
-            and input.shape[1] == mat2.shape[0] and out is None:
-        return _fast(_mm_op, input, mat2)
+    if out is None and input.__class__ is Tensor and mat2.__class__ is Tensor:
+        t = _lean(_mm_op, input, mat2, 2)
+        if t is not None:
+            return t
     check_tensor(input, "mm")
     check_tensor(mat2, "mm", "mat2")
     if input.ndim != 2:
@@ -234,6 +269,10 @@ def bmm(input, mat2, *, out=None):
     :func:`mm` (sparse @ sparse stays sparse, with a strided operand the result is strided)."""
     if _ac_active():
         return _ac.run(bmm, _ac.LOWER, (input, mat2), {"out": out})
+    if out is None and input.__class__ is Tensor and mat2.__class__ is Tensor:
+        t = _lean(_bmm_op, input, mat2, 3)
+        if t is not None:
+            return t
     check_tensor(input, "bmm")
     check_tensor(mat2, "bmm", "mat2")
     if input.ndim != 3:
