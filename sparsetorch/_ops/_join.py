@@ -10,7 +10,10 @@ import numbers
 
 from .. import _dtype as D
 from .. import _torch_warnings
-from .._dispatch import call, composite, defop
+from .._dispatch import call, composite, defop, wrap
+from ..autograd import profiler as _profiler
+from ..autograd._tape import OpNode as _OpNode, link_view
+from ..autograd.grad_mode import GRAD_ENABLED
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Size, Tensor
 from .sparse_core import to_sparse_coo, to_sparse_csr
@@ -19,6 +22,8 @@ from .sparse_shape import (
 )
 from ._util import check_tensor, norm_dim, with_out
 from .shape import expand, reshape, unsqueeze
+
+_grad_enabled = GRAD_ENABLED.get
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat",
@@ -178,6 +183,39 @@ def _stack_grad(i):
     return formula
 
 
+def _select_replay(_op, ts, params, _dt):  # (link_view's replay: rebuild the slice of a new base)
+    return ts[0].select(*params)
+
+
+def _stack_apply(node, grad_outputs):
+    """StackBackward0 without create_graph: every input's slice of a strided ``grad`` in one pass
+    over the payload (views linked to ``grad``, as ``select`` makes them), not one dispatched
+    ``select`` per input. Otherwise (graph building, profiling, sparse grad) the formulas run."""
+    grad = grad_outputs[0]
+    if node._released or grad is None or grad.__class__ is not Tensor or grad.layout is not strided \
+            or _grad_enabled() or _profiler.ACTIVE is not None:
+        return _OpNode.apply(node, grad_outputs)
+    calls = node.calls
+    d = None
+    for c in calls:
+        if c is not None:  # formula(grad, dim): dim's place in (grad, *saved)
+            d = node.saved[c[1][1] - 1]
+            break
+    g = grad._data
+    lead = (slice(None),) * d
+    dt = grad.dtype
+    dev = grad.device
+    out = []
+    for i, c in enumerate(calls):
+        if c is None:
+            out.append(None)
+            continue
+        t = wrap(g[lead + (i, Ellipsis)], dt, dev, strided)
+        link_view(t, grad, None, (d, i), _select_replay)
+        out.append(t)
+    return out
+
+
 def _joining_op(name, n):
     """The cat/stack op for ``n`` inputs (each input's gradient is its slice of ``grad``)."""
     op = _ops_by_arity.get((name, n))
@@ -191,6 +229,9 @@ def _joining_op(name, n):
             name, {(lay,) * n: k for lay, k in kernels.items()}, inputs=names, params=params,
             grads={nm: grad(i) for i, nm in enumerate(names)}, zero_preserving=True,
         )
+        if name == "stack":
+            cls = op.node_cls
+            op.node_cls = type(cls.__name__, (cls,), {"__slots__": (), "apply": _stack_apply})
     return op
 
 
