@@ -106,3 +106,16 @@ def test_stack_backward_partial_and_double():
     np.testing.assert_allclose(g.detach().numpy(), 2 * c.detach().numpy(), rtol=1e-6)
     (gg,) = st.autograd.grad(g.sum(), [c])
     np.testing.assert_array_equal(gg.numpy(), np.full((2, 3), 2, np.float32))
+
+
+def test_mm_with_parameter_operand():
+    w = st.nn.Parameter(st.randn(4, 5))
+    tw = torch.nn.Parameter(torch.from_numpy(w.detach().numpy().copy()))
+    x, tx = _pair((3, 4), seed=3)
+    y = x.mm(w)
+    ty = tx.mm(tw)
+    assert type(y) is st.Tensor and type(y.grad_fn).__name__ == "MmBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-6, atol=1e-6)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6, atol=1e-6)

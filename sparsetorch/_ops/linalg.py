@@ -184,7 +184,7 @@ def mm(input, mat2, *, out=None):
     a strided result."""
     if _ac_active():  # autocast: torch's lower-precision list (sparsetorch/_autocast.py)
         return _ac.run(mm, _ac.LOWER, (input, mat2), {"out": out})
-    if out is None and input.__class__ is Tensor and mat2.__class__ is Tensor:
+    if out is None and isinstance(input, Tensor) and isinstance(mat2, Tensor):  # (Parameters too)
         t = _lean(_mm_op, input, mat2, 2)
         if t is not None:
             return t
@@ -269,7 +269,7 @@ def bmm(input, mat2, *, out=None):
     :func:`mm` (sparse @ sparse stays sparse, with a strided operand the result is strided)."""
     if _ac_active():
         return _ac.run(bmm, _ac.LOWER, (input, mat2), {"out": out})
-    if out is None and input.__class__ is Tensor and mat2.__class__ is Tensor:
+    if out is None and isinstance(input, Tensor) and isinstance(mat2, Tensor):  # (Parameters too)
         t = _lean(_bmm_op, input, mat2, 3)
         if t is not None:
             return t
