@@ -119,3 +119,18 @@ def test_mm_with_parameter_operand():
     y.sum().backward()
     ty.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_unary_fast_path_keeps_dtype_grad_fn_and_out(dt):
+    x, tx = _pair((3, 4), getattr(np, dt), seed=4)
+    for name in ("relu", "exp", "sigmoid", "neg"):
+        y = getattr(st, name)(x.requires_grad_())
+        ty = getattr(torch, name)(tx.requires_grad_())
+        assert y.dtype is getattr(st, dt)
+        assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-3)
+    out = st.empty(3, 4, dtype=getattr(st, dt))
+    assert st.exp(x.detach(), out=out) is out
+    assert st.exp(st.ones(2, dtype=st.bfloat16)).dtype is st.bfloat16
+    assert st.exp(st.ones(2, dtype=st.int64)).dtype is st.float32  # the dtype rule's path

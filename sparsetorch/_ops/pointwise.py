@@ -27,6 +27,7 @@ _SCALAR_TYPES = _dispatch.SCALAR_TYPES
 _BF16 = D.bfloat16
 _BOOL = D.bool
 _new = object.__new__
+_call_dense1 = _dispatch._call_dense1
 
 # dtype rules
 SAME, FLOAT, BOOL, REAL = "same", "float", "bool", "real"
@@ -47,7 +48,7 @@ def _unary_dtype(rule, dt, name):
 class Unary:
     """A declared unary op with its dtype rule; calling it runs the op."""
 
-    __slots__ = ("op", "rule", "__name__", "__dict__", "int_ok")
+    __slots__ = ("op", "rule", "__name__", "__dict__", "int_ok", "fast")
 
     def __init__(self, op, rule, doc, int_ok=True):
         self.op = op
@@ -55,8 +56,14 @@ class Unary:
         self.__name__ = op.name
         self.__doc__ = doc
         self.int_ok = int_ok
+        self.fast = rule is SAME or rule is FLOAT  # a floating input keeps its dtype
 
     def __call__(self, input, *, out=None):
+        # fast path: a strided floating tensor under a dtype-keeping rule goes straight to the
+        # one-input kernel call (what ``call`` picks for it); profiling: via call
+        if input.__class__ is Tensor and self.fast and out is None and input.layout is strided \
+                and input.dtype.is_floating_point and _profiler.ACTIVE is None:
+            return _call_dense1(self.op, input, (), input.dtype)
         check_tensor(input, self.__name__)
         dt = _unary_dtype(self.rule, input.dtype, self.__name__)
         if not self.int_ok and not (dt.is_floating_point or dt.is_complex):
