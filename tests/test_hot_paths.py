@@ -134,3 +134,33 @@ def test_unary_fast_path_keeps_dtype_grad_fn_and_out(dt):
     assert st.exp(x.detach(), out=out) is out
     assert st.exp(st.ones(2, dtype=st.bfloat16)).dtype is st.bfloat16
     assert st.exp(st.ones(2, dtype=st.int64)).dtype is st.float32  # the dtype rule's path
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_backward(dim):
+    shapes = [(3, 4), (3, 4), (3, 4)]
+    shapes = [tuple(2 + k if i == dim % 2 else s for i, s in enumerate(sh)) for k, sh in enumerate(shapes)]
+    xs = [_pair(sh, seed=10 + k) for k, sh in enumerate(shapes)]
+    xs[1][0].requires_grad_()  # only some inputs need a gradient
+    xs[2][0].requires_grad_()
+    xs[1][1].requires_grad_()
+    xs[2][1].requires_grad_()
+    y = st.cat([x for x, _ in xs], dim)
+    ty = torch.cat([tx for _, tx in xs], dim)
+    assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__
+    w, tw = _pair(tuple(y.shape), seed=20)
+    (y * w).sum().backward()
+    (ty * tw).sum().backward()
+    assert xs[0][0].grad is None
+    for x, tx in xs[1:]:
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_cat_backward_double_and_skipped_empty():
+    a = st.randn(2, 3, requires_grad=True)
+    c = st.randn(2, 2, requires_grad=True)
+    y = st.cat([a, st.empty(0), c], 1)  # the legacy empty 1-D tensor is skipped
+    (g,) = st.autograd.grad((y * y).sum(), [c], create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 2 * c.detach().numpy(), rtol=1e-6)
+    (gg,) = st.autograd.grad(g.sum(), [c])
+    np.testing.assert_array_equal(gg.numpy(), np.full((2, 2), 2, np.float32))

@@ -187,31 +187,47 @@ def _select_replay(_op, ts, params, _dt):  # (link_view's replay: rebuild the sl
     return ts[0].select(*params)
 
 
-def _stack_apply(node, grad_outputs):
-    """StackBackward0 without create_graph: every input's slice of a strided ``grad`` in one pass
-    over the payload (views linked to ``grad``, as ``select`` makes them), not one dispatched
-    ``select`` per input. Otherwise (graph building, profiling, sparse grad) the formulas run."""
+def _narrow_replay(_op, ts, params, _dt):
+    return ts[0].narrow(*params)
+
+
+def _join_apply(node, grad_outputs):
+    """CatBackward0 / StackBackward0 without create_graph: every input's slice of a strided
+    ``grad`` in one pass over the payload (views linked to ``grad``, as ``narrow``/``select`` make
+    them), not one dispatched op per input. Otherwise (graph building, profiling, a sparse grad)
+    the formulas run."""
     grad = grad_outputs[0]
     if node._released or grad is None or grad.__class__ is not Tensor or grad.layout is not strided \
             or _grad_enabled() or _profiler.ACTIVE is not None:
         return _OpNode.apply(node, grad_outputs)
     calls = node.calls
-    d = None
+    env = (grad, *node.saved)
+    pos = None
     for c in calls:
-        if c is not None:  # formula(grad, dim): dim's place in (grad, *saved)
-            d = node.saved[c[1][1] - 1]
+        if c is not None:  # formula(grad, dim) / formula(grad, dim, sizes): their places in env
+            pos = c[1]
             break
+    d = env[pos[1]]
+    sizes = env[pos[2]] if len(pos) > 2 else None
     g = grad._data
     lead = (slice(None),) * d
     dt = grad.dtype
     dev = grad.device
     out = []
+    lo = start = 0
     for i, c in enumerate(calls):
+        if sizes is not None:
+            lo = start
+            start += sizes[i]
         if c is None:
             out.append(None)
             continue
-        t = wrap(g[lead + (i, Ellipsis)], dt, dev, strided)
-        link_view(t, grad, None, (d, i), _select_replay)
+        if sizes is None:
+            t = wrap(g[lead + (i, Ellipsis)], dt, dev, strided)
+            link_view(t, grad, None, (d, i), _select_replay)
+        else:
+            t = wrap(g[lead + (slice(lo, start),)], dt, dev, strided)
+            link_view(t, grad, None, (d, lo, sizes[i]), _narrow_replay)
         out.append(t)
     return out
 
@@ -229,9 +245,8 @@ def _joining_op(name, n):
             name, {(lay,) * n: k for lay, k in kernels.items()}, inputs=names, params=params,
             grads={nm: grad(i) for i, nm in enumerate(names)}, zero_preserving=True,
         )
-        if name == "stack":
-            cls = op.node_cls
-            op.node_cls = type(cls.__name__, (cls,), {"__slots__": (), "apply": _stack_apply})
+        cls = op.node_cls
+        op.node_cls = type(cls.__name__, (cls,), {"__slots__": (), "apply": _join_apply})
     return op
 
 
