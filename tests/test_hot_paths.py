@@ -164,3 +164,12 @@ def test_cat_backward_double_and_skipped_empty():
     np.testing.assert_allclose(g.detach().numpy(), 2 * c.detach().numpy(), rtol=1e-6)
     (gg,) = st.autograd.grad(g.sum(), [c])
     np.testing.assert_array_equal(gg.numpy(), np.full((2, 2), 2, np.float32))
+
+
+@pytest.mark.parametrize("expr", ["a - b", "b - a", "b - b", "a.sub(b)", "a.clone().sub_(b)",
+                                  "L.sub(b, b)", "1.0 - b", "b - 1", "L.rsub(a, b)"])
+def test_subtraction_with_a_bool_tensor_is_refused_as_torch(expr):
+    for L in (st, torch):
+        a, b = L.ones(2), L.tensor([True, False])
+        with pytest.raises(RuntimeError, match=r"Subtraction, the `-` operator, with (a|two) bool"):
+            eval(expr)

@@ -470,6 +470,8 @@ def _binary_slow(op, rule, input, other, out):
     check_tensor_or_number(other, name, "other")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{name}(): at least one of 'input' and 'other' must be a Tensor")
+    if name == "sub":
+        _check_bool_sub(input, other)
     dt = D.result_type(input, other)
     if rule is TRUE_DIV and not (dt.is_floating_point or dt.is_complex):
         dt = D.get_default_dtype()
@@ -653,14 +655,24 @@ def add(input, other, *, alpha=1, out=None):
     return _add(input, other, out=out)
 
 
-def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other`` with broadcasting and type promotion; COO and CSR operands as
-    :func:`add`."""
-    if isinstance(input, Tensor) and input.dtype is D.bool:
+def _check_bool_sub(input, other):
+    """torch refuses a bool tensor on either side of a subtraction."""
+    a = isinstance(input, Tensor) and input.dtype is D.bool
+    b = isinstance(other, Tensor) and other.dtype is D.bool
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if a or b:
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other`` with broadcasting and type promotion; COO and CSR operands as
+    :func:`add`."""
+    _check_bool_sub(input, other)
     if alpha != 1 and _bf16_alpha(input, other):  # as add
         r = _sub(_float32(input), mul(other.float(), _bf16_number(alpha))).to(_BF16)
         return r if out is None else with_out(r, out, "sub")
