@@ -201,9 +201,7 @@ def main(argv=None) -> int:
                    help="threads for torch, numba and NumPy's BLAS alike (default: their own)")
     args = p.parse_args(argv)
     if args.threads:
-        import numba
-
-        numba.set_num_threads(args.threads)
+        st.set_num_threads(args.threads)  # numba's pool (as sparsetorch starts it), the BLAS
         if torch is not None:
             torch.set_num_threads(args.threads)
         try:  # NumPy's BLAS too (torch's count covers its own)

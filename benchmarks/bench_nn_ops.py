@@ -136,9 +136,7 @@ def main():
     if args.quick:
         args.samples = 3
     if args.threads:
-        import numba
-
-        numba.set_num_threads(args.threads)
+        st.set_num_threads(args.threads)  # numba's pool (as sparsetorch starts it), the BLAS
         if torch is not None:
             torch.set_num_threads(args.threads)
     _harness.print_environment()

@@ -410,12 +410,7 @@ def set_threads(n, all_cores):
     if n is not None:
         if torch is not None:
             torch.set_num_threads(n)
-        try:
-            import numba
-
-            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-        except ImportError:
-            pass
+        st.set_num_threads(n)  # numba's pool (as sparsetorch starts it, capped) and the BLAS
     if all_cores:
         from sparsetorch import _jit
 

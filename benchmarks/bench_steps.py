@@ -296,9 +296,7 @@ _BLAS = []
 def set_threads(n):
     """``n`` threads for torch, numba and NumPy's BLAS alike (torch's count covers its BLAS; an
     unlimited OpenBLAS pool beside a 1-thread run stalls under load: 20x on a busy machine)."""
-    import numba
-
-    numba.set_num_threads(n)
+    st.set_num_threads(n)  # numba's pool (started as sparsetorch starts it) and the BLAS
     if torch is not None:
         torch.set_num_threads(n)
     try:

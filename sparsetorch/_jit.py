@@ -91,6 +91,7 @@ def _build(name, build, estimate):
             k = False
         else:
             _listen()
+            start_pool()
             k = build() or False
         _BUILT[name] = k
         return k
@@ -265,6 +266,34 @@ def thread_count(work, most):
     return max(1, min(most, free_cores(), 1 + work // PAR_MIN_WORK))
 
 
+_POOL = [False]  # numba's thread pool started (by start_pool)
+# Environment of the OpenMP runtime numba's pool loads (libgomp, or the LLVM/Intel one): a worker
+# that finishes a parallel region sleeps at once instead of spinning (GNU's default spins ~300k
+# times, Intel's 200 ms). Spinning workers took the cores from the BLAS threads of the matmuls
+# between our kernels: a DLRM-style step at batch 2048 took 7.4-16 ms at 2 threads (6.8 ms at 1),
+# and 7.9-8.2 ms with the workers asleep (benchmarks/bench_steps.py).
+_NO_SPIN = {"GOMP_SPINCOUNT": "0", "KMP_BLOCKTIME": "0"}
+
+
+def start_pool():
+    """Start numba's thread pool once, its OpenMP runtime told not to spin. The variables are set
+    only while the pool's runtime loads (it reads them then) and only where the user has not set
+    them; another OpenMP runtime in the process (torch's) keeps its own behaviour."""
+    if _POOL[0]:
+        return
+    _POOL[0] = True
+    import numba
+
+    mine = [k for k in _NO_SPIN if k not in os.environ]
+    for k in mine:
+        os.environ[k] = _NO_SPIN[k]
+    try:
+        numba.get_num_threads()  # launches the pool: its runtime reads the environment now
+    finally:
+        for k in mine:
+            os.environ.pop(k, None)
+
+
 _NBT = []  # numba's (get, set) of the calling thread's thread count, found at first use
 
 
@@ -272,6 +301,8 @@ def _numba_threads():
     f = _NBT
     if not f:
         import numba
+
+        start_pool()
 
         numba.get_num_threads()  # starts the pool, as any parallel kernel would
         try:  # the unchecked pair (0.3 and 1 us instead of 2 and 3): n never exceeds the pool

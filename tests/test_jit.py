@@ -2,6 +2,7 @@
 thread policy (free cores, work size)."""
 
 import io
+import os
 
 import pytest
 
@@ -168,3 +169,21 @@ def test_layers_and_optimizers_warm_their_kernels_when_constructed(monkeypatch):
     calls.clear()
     st.optim.LBFGS(st.nn.Linear(2, 1).parameters())  # no numba kernels: nothing to load
     assert calls == []
+
+
+def test_pool_starts_with_non_spinning_workers_and_leaves_the_environment_as_it_was():
+    """start_pool sets GOMP_SPINCOUNT/KMP_BLOCKTIME only while numba's OpenMP runtime loads (it
+    reads them then), never over a user's own value, and removes what it set."""
+    import subprocess
+    import sys
+
+    code = ("import os, sparsetorch as st; st.set_num_threads(1); "
+            "print(os.environ.get('GOMP_SPINCOUNT'), os.environ.get('KMP_BLOCKTIME'))")
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["None", "None"]
+    env["GOMP_SPINCOUNT"] = "1000"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1000", "None"]

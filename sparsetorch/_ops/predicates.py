@@ -5,7 +5,7 @@ determinism flags. They return Python values (or the tensor itself), so none is 
 
 import numbers
 
-from .. import _flags
+from .. import _flags, _jit
 from .._tensor import Tensor
 from ._util import check_tensor
 
@@ -82,6 +82,7 @@ def _numba():
         import numba
     except ImportError:  # numba is optional: the count is then only recorded
         return None
+    _jit.start_pool()  # the pool starts here with its workers told not to spin (_jit.py)
     return numba
 
 
