@@ -32,7 +32,11 @@ __all__ = [
 ]
 
 ENABLED = [not os.environ.get("SPARSETORCH_NO_NUMBA")]
-PAR_MIN_WORK = 1 << 16  # element-operations below which a parallel kernel runs on one thread
+# element-operations below which a parallel kernel runs on one thread: the pool's workers sleep
+# between regions (start_pool), and waking one costs ~70 us, what a CSR spmm of ~200k
+# element-operations takes on one thread (2708^2, 13k nnz x 16: 68 us on 1 thread, 111 us on 2
+# woken threads; 846k: 197 / 181 us; 3.3M: 710 / 464 us)
+PAR_MIN_WORK = 1 << 19
 # element-operations from which a kernel takes numba's whole thread setting however busy the
 # machine: the load-aware cap guards short kernels, whose parallel region stalls a whole time
 # slice when a worker is descheduled; a kernel this long runs for many slices, so the stall is

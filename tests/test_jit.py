@@ -109,10 +109,10 @@ def test_thread_count_from_work_and_free_cores(monkeypatch):
     small = _jit.PAR_MIN_WORK - 1
     assert _jit.thread_count(small, 8) == 1
     assert _jit.thread_count(_jit.PAR_MIN_WORK, 8) == 2  # two per PAR_MIN_WORK at most
-    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 8) == 2  # capped by the free cores
-    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 1) == 1  # capped by numba's setting
+    assert _jit.thread_count(10 * _jit.PAR_MIN_WORK, 8) == 2  # capped by the free cores
+    assert _jit.thread_count(10 * _jit.PAR_MIN_WORK, 1) == 1  # capped by numba's setting
     monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])  # every core busy beside us
-    assert _jit.thread_count(100 * _jit.PAR_MIN_WORK, 8) == 1
+    assert _jit.thread_count(10 * _jit.PAR_MIN_WORK, 8) == 1
     assert _jit.thread_count(_jit.WHOLE_POOL_WORK, 8) == 8  # long kernels: every thread
 
 
@@ -139,12 +139,12 @@ def test_limit_sets_and_restores_numba_threads(monkeypatch):
     numba = pytest.importorskip("numba")
     before = numba.get_num_threads()
     monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])
-    with _jit.limit(100 * _jit.PAR_MIN_WORK) as n:
+    with _jit.limit(10 * _jit.PAR_MIN_WORK) as n:
         assert n == 1 and numba.get_num_threads() == 1
     assert numba.get_num_threads() == before
     monkeypatch.setattr(_jit, "_FREE", [float("inf"), 64])
-    with _jit.limit(100 * _jit.PAR_MIN_WORK) as n:
-        assert n == min(before, 64, 101) == numba.get_num_threads()
+    with _jit.limit(10 * _jit.PAR_MIN_WORK) as n:
+        assert n == min(before, 64, 11) == numba.get_num_threads()
     with _jit.limit(10) as n:
         assert n == 1 == numba.get_num_threads()
     assert numba.get_num_threads() == before
