@@ -6,7 +6,8 @@ ones, written with sparsetorch ops: eigh and svd assume distinct eigen/singular 
 assumes ``m >= n`` (reduced or square).
 """
 
-from .._dispatch import defop
+from .._dispatch import call, defop
+from ..autograd.grad_mode import GRAD_ENABLED
 from .. import _autocast as _ac
 from .._ops._util import with_out
 from .._ops.linalg import matmul
@@ -149,10 +150,36 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return svd_return((U, s, Vh))
 
 
+# complex input: the singular values are real, so they are their own op (the packed svd keeps
+# one dtype for U, S and Vh); its derivative U diag(gS) Vh is torch's, with U and Vh from a
+# non-differentiable op (first order, as torch's svdvals backward for complex input needs)
+_svd_uv_op = defop("linalg_svd_uv", {S: packed(lambda be, a: be.xp.linalg.svd(
+    a, full_matrices=False)[::2])})
+
+
+def _svdvals_complex_backward(grad, input):
+    if GRAD_ENABLED.get():  # create_graph: U and Vh below are constants, the result would be wrong
+        raise NotImplementedError("linalg.svdvals: the second derivative for complex inputs is not "
+                                  "implemented in sparsetorch (create_graph=True); use real inputs")
+    m, n = input.shape[-2], input.shape[-1]
+    k = min(m, n)
+    U, Vh = unpack(call(_svd_uv_op, (input.detach(),)), ((m, k), (k, n)))
+    return matmul(U * grad.unsqueeze(-2).to(input.dtype), Vh)
+
+
+_svdvals_complex_op = defop(
+    "linalg_svdvals", {S: lambda be, a: be.xp.linalg.svd(a, compute_uv=False)},
+    grads={"input": _svdvals_complex_backward}, holomorphic=False)
+
+
 @_ac.policy(_ac.FP32)
 def svdvals(A, *, driver=None, out=None):
-    """Computes the singular values of a matrix (or batch), in descending order."""
-    check_matrix(A, "linalg.svdvals")
+    """Computes the singular values of a matrix (or batch), in descending order (real, also for
+    a complex input)."""
+    check_matrix(A, "linalg.svdvals", complex_grad=True)
+    if A.dtype.is_complex:
+        return with_out(call(_svdvals_complex_op, (A,), (), A.dtype.to_real()), out,
+                        "linalg.svdvals")
     return with_out(svd(A, full_matrices=False)[1], out, "linalg.svdvals")
 
 

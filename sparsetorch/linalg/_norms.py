@@ -66,7 +66,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     ``2`` / ``-2`` (largest / smallest singular value).
     """
     fname = "linalg.matrix_norm"
-    check_matrix(A, fname, composite=ord not in ("nuc", 2, -2))
+    check_matrix(A, fname, composite=ord not in ("nuc", 2, -2), complex_grad=True)
     A = _cast(A, dtype, fname)
     d0, d1 = _matrix_dims(A, dim, fname)
     if ord == "fro":

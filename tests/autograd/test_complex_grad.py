@@ -16,8 +16,6 @@ torch = pytest.importorskip("torch")
 
 # rows whose complex gradients sparsetorch does not give yet (strict: a fix must remove them)
 XFAIL = {
-    "linalg.svdvals": "linalg.svd has no complex kernel in sparsetorch",
-    "linalg.matrix_norm": "its nuc / 2 samples need linalg.svd, which has no complex kernel",
     "logcumsumexp": "no complex kernel (NumPy's logaddexp.accumulate is real-only; its backward works in log space)",
 }
 
@@ -318,3 +316,16 @@ class _NoConj(Function):
 def test_gradcheck_catches_a_missing_conj():
     assert not gradcheck(_NoConj.apply, (_c([1 + 2j, 3 - 1j]),), raise_exception=False)
     assert gradcheck(lambda x: x * x, (_c([1 + 2j, 3 - 1j]),))
+
+
+def test_complex_svdvals_refuses_a_second_derivative():
+    """The first derivative of complex svdvals is torch's (the table rows above); its second
+    would treat U and Vh as constants, so create_graph=True is refused rather than wrong."""
+    a = st.tensor(np.arange(12.0).reshape(4, 3) + 1j * np.eye(4, 3), requires_grad=True)
+    s = st.linalg.svdvals(a).sum()
+    with pytest.raises(NotImplementedError, match="second derivative for complex inputs"):
+        st.autograd.grad(s, a, create_graph=True)
+    (g,) = st.autograd.grad(st.linalg.svdvals(a).sum(), a)
+    ta = torch.tensor(a.detach().numpy(), requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.linalg.svdvals(ta).sum(), ta)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), atol=1e-12)
