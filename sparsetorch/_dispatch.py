@@ -94,7 +94,7 @@ def _camel(name):
 
 
 def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preserving=None, view=False,
-          holomorphic=True):
+          holomorphic=True, node_name=None):
     """Declare an op.
 
     ``kernels`` maps a tuple of layouts (one per tensor input) to ``kernel(be, *payloads, *params)``.
@@ -110,6 +110,8 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     returns ``conj(formula(conj(grad)))``, i.e. ``grad * conj(f'(z))``: right for holomorphic ops
     and for ops with real coefficients (sums, shapes, indexing). Ops that are neither (``sgn``,
     ``complex``, ``real``...) pass ``holomorphic=False`` and write torch's formula themselves.
+    ``node_name``: the backward node's class name (``grad_fn``'s type) where torch's is not the
+    op's name camel-cased plus ``Backward0``.
     """
     op = Op()
     op.name = name
@@ -140,7 +142,10 @@ def defop(name, kernels, inputs=("input",), params=(), grads=None, zero_preservi
     # what the node must save, per input index: (names used)
     op.saves = tuple(frozenset(n for n in names if n != "grad") for _, names in formulas)
     op.plans = {}  # tuple of needed inputs -> (what to save, how each formula reads it): _plan
-    op.node_cls = type(_camel(name) + "Backward0", (OpNode,), {"__slots__": (), "op": op})
+    # the backward node's class name is torch's grad_fn name: from the op's name, or ``node_name``
+    # where torch spells it otherwise (``nll_loss2d`` -> ``NllLoss2DBackward0``)
+    op.node_cls = type(node_name or _camel(name) + "Backward0", (OpNode,),
+                       {"__slots__": (), "op": op})
     return op
 
 

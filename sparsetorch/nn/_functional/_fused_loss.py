@@ -132,8 +132,8 @@ def _nll_grad(grad, input, target, weight, reduction, ignore_index):
 nll_op = defop("nll_loss", {S3: _nll_kernel}, inputs=("input", "target", "weight"),
                params=("reduction", "ignore_index"), grads={"input": _nll_grad})
 nll2d_op = defop("nll_loss2d", {S3: _nll_kernel}, inputs=("input", "target", "weight"),
-                 params=("reduction", "ignore_index"), grads={"input": _nll_grad})
-nll2d_op.node_cls.__name__ = nll2d_op.node_cls.__qualname__ = "NllLoss2DBackward0"
+                 params=("reduction", "ignore_index"), grads={"input": _nll_grad},
+                 node_name="NllLoss2DBackward0")
 
 
 # ---- binary_cross_entropy (probabilities) ----
