@@ -414,10 +414,7 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
-    if need_weights and dropout_p == 0.0 and q.dtype in _FUSED_DTYPES and \
-            (attn_mask is None or (not attn_mask.requires_grad and _fits(attn_mask.shape, (
-                q.shape[0], q.shape[1], k.shape[1])))):
-        out, w = attention_core(q, k, v, attn_mask, None, math.sqrt(1.0 / head_dim), True, True)
+    def with_weights(out, w):  # heads back to (L, N, E) / (N, L, E), projected; weights per head
         if bf:
             out = out.view(bsz, num_heads, tgt_len, head_dim).permute(0, 2, 1, 3).reshape(
                 bsz, tgt_len, embed_dim)
@@ -430,6 +427,12 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         if not is_batched:
             out, w = out.squeeze(1), w.squeeze(0)
         return out, w
+
+    if need_weights and dropout_p == 0.0 and q.dtype in _FUSED_DTYPES and \
+            (attn_mask is None or (not attn_mask.requires_grad and _fits(attn_mask.shape, (
+                q.shape[0], q.shape[1], k.shape[1])))):
+        out, w = attention_core(q, k, v, attn_mask, None, math.sqrt(1.0 / head_dim), True, True)
+        return with_weights(out, w)
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / head_dim)
         if attn_mask is not None:
@@ -440,18 +443,7 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         if dropout_p > 0.0:
             w = dropout(w, p=dropout_p)
         out = _ops.bmm(w, v)
-        if bf:
-            out = out.view(bsz, num_heads, tgt_len, head_dim).permute(0, 2, 1, 3).reshape(
-                bsz, tgt_len, embed_dim)
-        else:
-            out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
-        out = _linear_rows(out, out_proj_weight, out_proj_bias)
-        w = w.view(bsz, num_heads, tgt_len, src_len)
-        if average_attn_weights:
-            w = w.mean(dim=1)
-        if not is_batched:
-            out, w = out.squeeze(1), w.squeeze(0)
-        return out, w
+        return with_weights(out, w)
     if attn_mask is not None and not sparse_mask:
         if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
             attn_mask = attn_mask.unsqueeze(0)
