@@ -1,20 +1,18 @@
 """Shared machinery of the reduction modules: dim normalization, keepdim shapes, the private
 reshape/expand/transpose ops that derivative formulas use (``reshape_to``, ``mT``), the ``sum``
-op, and torch's dtype names.
+op (declared here with its strided and sparse kernels, since formulas use it), and torch's dtype
+names.
 
-Private: ``reduction.py``, ``statistics.py``, ``linalg.py`` and ``sparse_linalg.py`` import
-from here; the public ``sum`` is ``reduction.py``'s.
+Private: ``reduction.py``, ``statistics.py``, ``linalg.py``, ``matrix.py``, ``sparse_mm.py`` and
+``sparse_linalg.py`` import from here; the public ``sum`` is ``reduction.py``'s.
 """
 
-import contextlib
-
 from .. import _dtype as D
-from .._backend import CPU, get_backend
-from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, defop, wrap
 from .._layout import strided
 from ..autograd.grad_mode import GRAD_ENABLED
-from ._util import norm_dim, norm_dims
+from ._util import backend_of, norm_dim, norm_dims, quiet  # noqa: F401 - re-exported
+from .sparse_reduction import SUM_KERNELS
 
 S = (strided,)
 _grad_enabled = GRAD_ENABLED.get
@@ -29,16 +27,6 @@ TORCH_NAME = {  # torch's ScalarType names, used in messages ("Got: Long")
 
 def is_float(dt):
     return dt.is_floating_point or dt.is_complex
-
-
-def quiet(be):
-    """Silence NumPy's floating-point warnings (log(0), 0/0) where torch is silent."""
-    errstate = getattr(be.xp, "errstate", None)
-    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
-
-
-def backend_of(t):
-    return CPU if t.device is CPU_DEVICE else get_backend(t.device)
 
 
 # ---- dim handling ----
@@ -144,7 +132,7 @@ def _sum_kernel(be, x, axes, keepdim, shape):
 
 
 _sum_op = defop(
-    "sum", {S: _sum_kernel}, params=("axes", "keepdim", "shape"),
+    "sum", {S: _sum_kernel, **SUM_KERNELS}, params=("axes", "keepdim", "shape"),
     grads={"input": lambda grad, shape, axes, keepdim: expand_reduced(grad, shape, axes, keepdim)},
     zero_preserving=True,
 )

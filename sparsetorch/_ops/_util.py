@@ -1,8 +1,12 @@
-"""Helpers shared by op modules: argument checks, scalar detection, derived op_/out= variants."""
+"""Helpers shared by op modules: argument checks, scalar detection, derived op_/out= variants,
+a tensor's backend and NumPy's silenced warnings."""
 
+import contextlib
 import numbers
 
 from .. import _dispatch
+from .._backend import CPU, get_backend
+from .._device import CPU as CPU_DEVICE
 from .._layout import strided
 from .._tensor import Tensor
 
@@ -52,6 +56,17 @@ def norm_dims(dim, ndim, fname="op"):
             raise RuntimeError(f"{fname}(): dim {list(dim)} appears multiple times in the list of dims")
         return tuple(sorted(dims))
     return (norm_dim(dim, ndim, fname),)
+
+
+def backend_of(t):
+    """The ``Backend`` of tensor ``t``'s device."""
+    return CPU if t.device is CPU_DEVICE else get_backend(t.device)
+
+
+def quiet(be):
+    """Silence NumPy's floating-point warnings (log(0), 0/0) where torch is silent."""
+    errstate = getattr(be.xp, "errstate", None)
+    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
 
 
 def dense_only(input, fname):

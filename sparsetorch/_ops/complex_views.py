@@ -71,17 +71,16 @@ def _part_kernel(part):
     return kernel
 
 
-def _sparse_part(part):
-    return lambda v, cdt: (real if part == "real" else imag)(v)
+def _part_kernels(part):
+    """The part's kernels: a strided view, and on COO / CSR the part of the stored values."""
+    sparse = values_kernels(lambda v, cdt: (real if part == "real" else imag)(v), linear=True)
+    return {(strided,): _part_kernel(part), **sparse}
 
 
-_real_op = defop("real", {(strided,): _part_kernel("real")}, params=("cdt",), view=True, holomorphic=False,
+_real_op = defop("real", _part_kernels("real"), params=("cdt",), view=True, holomorphic=False,
                  grads={"input": lambda grad, cdt: grad.to(cdt)})
-_imag_op = defop("imag", {(strided,): _part_kernel("imag")}, params=("cdt",), view=True, holomorphic=False,
+_imag_op = defop("imag", _part_kernels("imag"), params=("cdt",), view=True, holomorphic=False,
                  grads={"input": lambda grad, cdt: grad.to(cdt) * 1j})
-for _op, _part in ((_real_op, "real"), (_imag_op, "imag")):
-    _op.kernels.update(values_kernels(_sparse_part(_part), linear=True))
-del _op, _part
 
 
 def real(input):

@@ -82,11 +82,12 @@ def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok
     A zero-preserving op also works on COO and CSR: it maps over the stored values
     (``sparse_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
     """
-    op = defop(name, {S: fn}, grads={"input": grad} if grad else None,
+    kernels = {S: fn}
+    if zero_preserving:  # the sparse entries map the op itself (``u``, bound below) over the values
+        kernels.update(values_kernels(lambda v: u(v), linear=name in _LINEAR))
+    op = defop(name, kernels, grads={"input": grad} if grad else None,
                zero_preserving=zero_preserving, holomorphic=holomorphic)
     u = Unary(op, rule, doc or f"Elementwise ``{name}`` of ``input``.", int_ok)
-    if zero_preserving:
-        op.kernels.update(values_kernels(u, linear=name in _LINEAR))
     u.__doc__ = f"{name}(input, *, out=None) -> Tensor\n\n{u.__doc__} " + (
         "Works on COO and CSR tensors (on the stored values: it maps 0 to 0)." if zero_preserving
         else f"Strided only: {name} does not map 0 to 0 (sparse input raises NotImplementedError).")
@@ -513,14 +514,15 @@ def _scalar_as(x, dt):
 def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None):
     """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc;
     ``sparse``: a function giving the kernel-table entries for sparse operands
-    (``sparse_elementwise.py``), called once this module is loaded."""
+    (``sparse_elementwise.py``), merged into the declaration."""
     ufunc_name = None
     if isinstance(fn, str):
         ufunc_name = fn
         fn = _ufunc_kernel(fn)
-    op = defop(name, {SS: fn}, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
+    kernels = {SS: fn}
     if sparse is not None:
-        op.kernels.update(sparse())
+        kernels.update(sparse())
+    op = defop(name, kernels, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
     return make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
                        ufunc_name)
 

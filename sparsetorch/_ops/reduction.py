@@ -34,8 +34,6 @@ S = (strided,)
 
 # ---- sum, nansum, mean, nanmean ----
 
-_sum_op.kernels.update(_sparse.SUM_KERNELS)  # declared in _reduce.py (formulas use it too)
-
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
     """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64.
     COO and CSR input: summing some dims of a COO tensor gives a COO tensor; all dims, or a CSR

@@ -105,19 +105,15 @@ def _prod_other_backward(grad, input, other, ta, tb):
     return with_values(other, values_at(p, other))
 
 
+_PROD_KERNELS = {key: _bf16_in_f32(k) for key, k in {
+    (O, S): _k_sparse_dense, (R, S): _k_sparse_dense, (S, O): _k_dense_sparse,
+    (S, R): _k_dense_sparse, (O, O): _k_sparse_sparse, (R, R): _k_sparse_sparse,
+    (O, R): _k_sparse_sparse, (R, O): _k_sparse_sparse, (S, S): _k_dense_dense}.items()}
 _prod_op = defop(
-    "_sparse_prod",
-    {(O, S): _k_sparse_dense, (R, S): _k_sparse_dense, (S, O): _k_dense_sparse,
-     (S, R): _k_dense_sparse, (O, O): _k_sparse_sparse, (R, R): _k_sparse_sparse,
-     (O, R): _k_sparse_sparse, (R, O): _k_sparse_sparse, (S, S): _k_dense_dense},
-    inputs=("input", "other"), params=("ta", "tb"),
+    "_sparse_prod", _PROD_KERNELS, inputs=("input", "other"), params=("ta", "tb"),
     grads={"input": _prod_input_backward, "other": _prod_other_backward},
 )
-
-
-_PROD_KERNELS = _prod_op.kernels
-for _key in list(_PROD_KERNELS):
-    _PROD_KERNELS[_key] = _bf16_in_f32(_PROD_KERNELS[_key])
+_PROD_KERNELS = _prod_op.kernels  # the table the inlined path of _prod reads (the op's own)
 
 
 def _prod(a, b, ta=False, tb=False):

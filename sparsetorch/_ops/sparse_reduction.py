@@ -25,8 +25,7 @@ from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
 from ..sparse._runsum import run_starts
 from .sparse_values import stored
-from ._reduce import backend_of, quiet
-from ._util import check_tensor, norm_dim
+from ._util import backend_of, check_tensor, norm_dim, quiet
 from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
 
 __all__ = ["sparse_log_softmax", "sparse_softmax", "sparse_sum"]
