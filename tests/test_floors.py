@@ -41,7 +41,7 @@ FLOORS = {
     "autograd.function": AUTOGRAD, "autograd.anomaly_mode": AUTOGRAD, "autograd._": AUTOGRAD,
     "autograd.profiler_util": AUTOGRAD, "autograd.profiler": AUTOGRAD,
     # 5. op declaration, kernel choice, recording
-    "_dispatch": DISPATCH,
+    "_dispatch": DISPATCH, "_variants": DISPATCH,  # _variants: the methods / op_ forms ops declare
     # 6. the ops
     "_ops": OPS, "_numpy_kwargs": OPS,
     # 7. libraries (and their package faces: a library's face is a library module)

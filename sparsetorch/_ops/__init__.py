@@ -53,6 +53,10 @@ from .storage import storage as _tensor_storage, untyped_storage as _untyped_sto
 from .sparse_legacy import *  # noqa: F401,F403 - spmm, smm, hspmm, sspaddmm
 from .legacy import tensor_ctor, tensor_new, tensor_new_zeros  # noqa: F401 - Tensor(...), x.new(...)
 from ._aten import ops  # noqa: F401,E402 - torch.ops / torch._ops.ops: operator namespaces
+from .._variants import FUNCTIONS as _INPLACE  # noqa: E402 - the op_ forms declared with their ops
+
+globals().update(_INPLACE)  # torch.abs_ ... (those in _METHOD_ONLY stay methods only)
+del _INPLACE
 
 # The public face: ``from ._ops import *`` (sparsetorch/__init__.py) takes ``__all__`` only. The op
 # modules and the Tensor-method helpers above stay reachable as ``_ops.X`` (the methods forward to

@@ -14,6 +14,7 @@ from .._dispatch import bump_version, call, defop, inplace
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from .._variants import method
 from ._data import broadcast_shape, checked_fill_value, zero_grad
 from ._util import check_tensor
 
@@ -71,6 +72,7 @@ def _fill_tensor_fn(input, value):
     return call(_fill_tensor_op, (input, value))
 
 
+@method
 def fill_(input, value):
     """Fills ``input`` with ``value`` (a number, or a 0-d tensor that receives the gradient)."""
     check_tensor(input, "fill_", "self")
@@ -103,6 +105,7 @@ def _zero_fn(input):
     return call(_zero_op, (input,))
 
 
+@method
 def zero_(input):
     """Fills ``input`` with zeros."""
     check_tensor(input, "zero_", "self")

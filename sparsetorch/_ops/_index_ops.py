@@ -10,15 +10,15 @@ from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from . import _sparse_slicing as _sps
 from ._scatter import _check_bounds, _check_index, gather
-from ._util import check_tensor, inplace_of, norm_dim, with_out
+from ._util import check_tensor, norm_dim, with_out
 from .indexing import _value_for
 from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
     _along, _index_select_kernel, _index_add_kernel, _index_copy_kernel, _index_fill_kernel,
 )
+from .._variants import method
 
 __all__ = [
-    "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
-    "index_select", "take", "take_along_dim",
+    "index_add", "index_copy", "index_fill", "index_select", "take", "take_along_dim",
 ]
 
 S2 = (strided, strided)
@@ -49,6 +49,7 @@ def _vector_index(index, fname, dtypes, message, error=RuntimeError):
         raise IndexError(f"{fname}(): Index is supposed to be a vector")
 
 
+@method
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``. COO and CSR
     input give a result of the same layout."""
@@ -95,6 +96,7 @@ def _source_checks(input, d, index, source, fname, same_dtype_msg):
         )
 
 
+@method(inplace=True)
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """A copy of ``input`` with ``alpha * source`` added at the positions ``index`` along ``dim``."""
     check_tensor(input, "index_add")
@@ -115,6 +117,7 @@ _index_copy_op = defop(
 )
 
 
+@method(inplace=True)
 @_ac.policy(_ac.PROMOTE)
 def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with the slices at ``index`` along ``dim`` replaced by ``source``'s."""
@@ -145,6 +148,7 @@ _index_fill_t_op = defop(
 )
 
 
+@method(inplace=True)
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with ``value`` (a number or 0-d tensor) at ``index`` along ``dim``."""
     check_tensor(input, "index_fill")
@@ -163,6 +167,7 @@ def index_fill(input, dim, index, value):
 
 # ---- take / take_along_dim (composites) ----
 
+@method
 def take(input, index):
     """The elements of ``input`` (as if flattened) at ``index``; the result has ``index``'s shape."""
     check_tensor(input, "take")
@@ -182,6 +187,7 @@ def take(input, index):
     return index_select(input.reshape(-1), 0, flat).reshape(tuple(index.shape))
 
 
+@method
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Values of ``input`` at ``indices`` along ``dim`` (other dims broadcast); flattened if dim is None."""
     check_tensor(input, "take_along_dim")
@@ -209,7 +215,3 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 
 # ---- derived in-place variants ----
-
-index_add_ = inplace_of(index_add)
-index_copy_ = inplace_of(index_copy)
-index_fill_ = inplace_of(index_fill)

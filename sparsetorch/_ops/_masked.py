@@ -6,14 +6,15 @@ from .. import _dtype as D
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
-from ._util import check_tensor, inplace_of, with_out
+from ._util import check_tensor, with_out
 from .indexing import _value_for, put_key
 from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
     _masked_select_kernel, _masked_scatter_kernel,
 )
+from .._variants import method
 
 __all__ = [
-    "argwhere", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
+    "argwhere", "masked_fill", "masked_scatter", "masked_select",
     "nonzero",
 ]
 
@@ -49,6 +50,7 @@ def _where(c, a, b):
     return where(c, a, b)
 
 
+@method(inplace=True)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask`` is True."""
     check_tensor(input, "masked_fill")
@@ -81,6 +83,7 @@ def _bshape(a, b):
     return tuple(broadcast_shapes(tuple(a.shape), tuple(b.shape)))
 
 
+@method
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
     check_tensor(input, "masked_select")
@@ -109,6 +112,7 @@ _masked_scatter_op = defop(
 )
 
 
+@method(inplace=True)
 def masked_scatter(input, mask, source):
     """``input`` with the True positions of ``mask`` filled, in order, from ``source``."""
     check_tensor(input, "masked_scatter")
@@ -122,8 +126,6 @@ def masked_scatter(input, mask, source):
     return call(_masked_scatter_op, (input, mask, source), (tuple(source.shape),))
 
 
-masked_fill_ = inplace_of(masked_fill)
-masked_scatter_ = inplace_of(masked_scatter)
 
 
 # ---- nonzero ----
@@ -131,6 +133,7 @@ masked_scatter_ = inplace_of(masked_scatter)
 _nonzero_op = defop("nonzero", {S: lambda be, x: be.xp.argwhere(x).astype(D.int64.np, copy=False)})
 
 
+@method
 def nonzero(input, *, out=None, as_tuple=False):
     """Indices of the nonzero elements: an ``[n, ndim]`` int64 tensor, or a tuple of 1-D ones."""
     check_tensor(input, "nonzero")
@@ -149,6 +152,7 @@ def _first_col(r):
     return zeros((r.shape[0],), dtype=D.int64, device=r.device)
 
 
+@method
 def argwhere(input):
     """Indices of the nonzero elements as an ``[n, ndim]`` tensor (same as ``nonzero``)."""
     return nonzero(input)

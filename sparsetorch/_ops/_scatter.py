@@ -9,14 +9,15 @@ from .. import _dtype as D
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
-from ._util import check_tensor, inplace_of, norm_dim, with_out
+from ._util import check_tensor, norm_dim, with_out
 from .indexing import _value_for, put_key, take_key
 from ..dense.indexing import (  # noqa: F401 - the strided kernels of these ops
     _UFUNC, _IDENTITY, _coords, _scatter_into, _scatter_kernel, _scatter_value_kernel, _gather_kernel, _scatter_reduce_kernel,
 )
+from .._variants import method
 
 __all__ = [
-    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+    "gather", "scatter", "scatter_add", "scatter_reduce",
 ]
 
 S2 = (strided, strided)
@@ -148,6 +149,7 @@ def _scatter_checks(input, dim, index, src, fname):
     return d
 
 
+@method(inplace=True)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     """A copy of ``input`` with ``src`` (or the number ``value``) written at ``index`` along
     ``dim``; ``reduce='add'|'multiply'`` combines with what is there instead."""
@@ -169,6 +171,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     return with_out(r, out, "scatter")
 
 
+@method(inplace=True)
 def scatter_add(input, dim, index, src, *, out=None):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
     if not isinstance(src, Tensor):
@@ -261,6 +264,7 @@ _scatter_reduce_op = defop(
 )
 
 
+@method(inplace=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim`` with ``reduce`` in
     ('sum', 'prod', 'mean', 'amax', 'amin'); ``include_self=False`` ignores input's values there."""
@@ -275,7 +279,3 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 
 
 # ---- derived in-place variants ----
-
-scatter_ = inplace_of(scatter)
-scatter_add_ = inplace_of(scatter_add)
-scatter_reduce_ = inplace_of(scatter_reduce)

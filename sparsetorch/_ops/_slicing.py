@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from .._variants import method
 from . import _sparse_slicing as _sps
 from ._util import check_tensor, norm_dim
 from .shape import _ints, reshape, unsqueeze
@@ -41,6 +42,7 @@ _select_op = defop("select", {S: _key_kernel, (sparse_coo,): composite(_sps.coo_
                    grads={"input": _key_view_backward}, view=True)
 
 
+@method
 def narrow(input, dim, start, length):
     """A view of ``length`` elements of dim ``dim`` starting at ``start``."""
     check_tensor(input, "narrow")
@@ -61,6 +63,7 @@ def narrow(input, dim, start, length):
     return call(_slice_op, (input,), (key, tuple(input.shape)))
 
 
+@method
 def select(input, dim, index):
     """A view of ``input`` at ``index`` along ``dim`` (that dim removed). COO and CSR input give
     a COO result (a copy)."""
@@ -113,6 +116,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@method
 def chunk(input, chunks, dim=0):
     """Split ``input`` into ``chunks`` views of (nearly) equal size along ``dim``."""
     check_tensor(input, "chunk")
@@ -127,6 +131,7 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-size // chunks), d)
 
 
+@method
 def unbind(input, dim=0):
     """All slices of ``input`` along ``dim``, as a tuple of views."""
     check_tensor(input, "unbind")
@@ -159,6 +164,7 @@ _unfold_op = defop("unfold", {S: _unfold_kernel}, params=("dim", "size", "step",
                    grads={"input": _unfold_input_backward}, view=True)
 
 
+@method
 def unfold(input, dimension, size, step):
     """A view of all windows of length ``size`` along ``dimension``, ``step`` apart (as a new last dim)."""
     check_tensor(input, "unfold")
@@ -194,6 +200,7 @@ def flip(input, *args, dims=None):
     return call(_flip_op, (input,), (dims,))
 
 
+@method
 def fliplr(input):
     """fliplr(input) -> Tensor
 
@@ -204,6 +211,7 @@ def fliplr(input):
     return flip(input, (1,))
 
 
+@method
 def flipud(input):
     """flipud(input) -> Tensor
 
@@ -224,6 +232,7 @@ def _neg(shifts):
     return tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
 
 
+@method
 def roll(input, shifts, dims=None):
     """Roll ``input`` by ``shifts`` along ``dims`` (elements shifted past the end wrap around);
     without ``dims`` the flattened tensor is rolled and the shape restored."""

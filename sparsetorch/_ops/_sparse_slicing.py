@@ -17,6 +17,7 @@ from .._layout import sparse_coo, strided
 from .._tensor import Tensor
 from ..sparse import _structure as K
 from ..sparse._payload import COO
+from .._variants import method
 from ._join import cat
 from ._util import check_tensor
 from .creation import tensor, zeros
@@ -313,6 +314,7 @@ def _resize_into(self, build, fname):
     return self
 
 
+@method
 def sparse_resize_(input, size, sparse_dim, dense_dim):
     """Resize a COO tensor in place. A non-empty tensor keeps its number of sparse and dense dims
     and can only grow (new dense positions are zero); an empty one may take any shape."""
@@ -355,6 +357,7 @@ def _pad_vals(v, pad):
     return v
 
 
+@method
 def sparse_resize_and_clear_(input, size, sparse_dim, dense_dim):
     """Remove all specified elements of a COO tensor and resize it (any shape)."""
     size = _resize_args(input, size, sparse_dim, dense_dim, "sparse_resize_and_clear_")

@@ -1,5 +1,5 @@
-"""Helpers shared by op modules: argument checks, scalar detection, derived op_/out= variants,
-a tensor's backend and NumPy's silenced warnings."""
+"""Helpers shared by op modules: argument checks, scalar detection, the ``out=`` contract, a
+tensor's backend and NumPy's silenced warnings (in-place ``op_`` variants: ``_variants.py``)."""
 
 import contextlib
 import numbers
@@ -10,7 +10,7 @@ from .._device import CPU as CPU_DEVICE
 from .._layout import strided
 from .._tensor import Tensor
 
-__all__ = ["is_scalar", "check_tensor", "norm_dim", "norm_dims", "inplace_of", "with_out"]
+__all__ = ["is_scalar", "check_tensor", "norm_dim", "norm_dims", "with_out"]
 
 
 def is_scalar(x):
@@ -75,18 +75,6 @@ def dense_only(input, fname):
         raise NotImplementedError(
             f"{fname}: not implemented for layouts ({input.layout.name}). Convert the sparse "
             f"input with .to_dense() first.")
-
-
-def inplace_of(fn, name=None):
-    """Derive ``op_(self, ...)`` from the functional ``op`` (computed, then written into self)."""
-    name = name or fn.__name__ + "_"
-
-    def op_(self, *args, **kwargs):
-        return _dispatch.inplace(fn, self, args, kwargs, name)
-
-    op_.__name__ = op_.__qualname__ = name
-    op_.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return op_
 
 
 def with_out(result, out, name):

@@ -11,6 +11,7 @@ import numbers
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from .._variants import method
 from . import pointwise as _pw
 from . import _join
 from ._util import check_tensor, norm_dim
@@ -43,6 +44,7 @@ def _split_at(input, indices, d):
                  for s, e in zip(starts, ends))
 
 
+@method
 def tensor_split(input, indices_or_sections, dim=0):
     """Splits a tensor into multiple sub-tensors (views), all along ``dim``, according to the
     indices or number of sections specified by ``indices_or_sections``."""
@@ -91,17 +93,20 @@ def _nsplit(input, ios, d, fname, min_dims):
     return tensor_split(input, ios, d)
 
 
+@method
 def hsplit(input, indices_or_sections):
     """Splits ``input`` horizontally (dim 1, or dim 0 for a 1-D tensor) with tensor_split."""
     check_tensor(input, "hsplit")
     return _nsplit(input, indices_or_sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
 
 
+@method
 def vsplit(input, indices_or_sections):
     """Splits ``input`` (at least 2-D) vertically, along dim 0, with tensor_split."""
     return _nsplit(input, indices_or_sections, 0, "vsplit", 2)
 
 
+@method
 def dsplit(input, indices_or_sections):
     """Splits ``input`` (at least 3-D) depthwise, along dim 2, with tensor_split."""
     return _nsplit(input, indices_or_sections, 2, "dsplit", 3)
@@ -112,6 +117,7 @@ def row_stack(tensors, *, out=None):
     return _join.vstack(tensors, out=out)
 
 
+@method
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate ``input`` by 90 degrees ``k`` times in the plane given by ``dims`` (from the first
     towards the second)."""
@@ -195,6 +201,7 @@ def combinations(input, r=2, with_replacement=False):
 
 # ---- diff, trapezoid ----
 
+@method
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """Computes the n-th forward difference along ``dim`` (``prepend``/``append`` are joined to
     ``input`` along ``dim`` first). Bool input gives the logical xor of neighbours."""

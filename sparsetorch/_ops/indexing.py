@@ -20,11 +20,12 @@ from .._layout import strided
 from .._tensor import Tensor
 from .._xpcompat import assign
 from ..autograd.grad_mode import GRAD_ENABLED
-from ._util import check_tensor, inplace_of
+from .._variants import method
+from ._util import check_tensor
 from ._sparse_slicing import sparse_getitem
 
 __all__ = [
-    "getitem", "index_put", "index_put_", "setitem",
+    "getitem", "index_put", "setitem",
 ]
 
 S = (strided,)
@@ -384,6 +385,7 @@ def _setitem_functional(input, key, basic, value):
     return put_key(input, key, value, False, basic)
 
 
+@method(inplace=True)
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` put at the index tensors ``indices`` (added when
     ``accumulate``, so repeated indices sum)."""
@@ -406,6 +408,3 @@ def index_put(input, indices, values, accumulate=False):
     except IndexError as e:
         raise index_error(e) from None
     return put_key(input, key, values, bool(accumulate), adv is None)
-
-
-index_put_ = inplace_of(index_put)

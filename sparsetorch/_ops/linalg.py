@@ -18,12 +18,13 @@ from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd import profiler as _profiler
 from ..sparse._payload import COO
+from .._variants import method
 from . import sparse_linalg as _spl
 from ._join import cat
 from ._reduce import TORCH_NAME, mT, reshape_to
 from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
 from .sparse_linalg import _canon, _pattern, _scalar
-from ._util import CPP_NAME, _dims_str, check_tensor, inplace_of, with_out
+from ._util import CPP_NAME, _dims_str, check_tensor, with_out
 from .einsum import tensordot
 
 S = (strided,)
@@ -32,7 +33,7 @@ _ac_active = _ac.active
 
 __all__ = [
     "mm", "matmul", "rmatmul", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
-    "addmv", "baddbmm", "addbmm", "addbmm_", "addr", "addmm_", "addmv_", "baddbmm_", "addr_",
+    "addmv", "baddbmm", "addbmm", "addr",
 ]
 
 _BF16_NP = bfloat16.np
@@ -197,6 +198,7 @@ def _fast_ok(a, b):  # profiling: the generic path, which call() times
             and a.device is b.device)
 
 
+@method
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors ``(n, m) @ (m, p)``. COO and CSR operands: sparse @
     sparse stays sparse (CSR @ CSR is CSR, else COO); sparse @ strided and strided @ sparse give
@@ -236,6 +238,7 @@ def _broadcast_batch(a, b):
     return tuple(reversed(out))
 
 
+@method
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules: 1-D . 1-D is a dot product, a 1-D operand is treated
     as a row (left) or column (right) vector and its dim removed afterwards, and batch dims
@@ -283,6 +286,7 @@ def rmatmul(input, other):
     return matmul(as_tensor(other, dtype=input.dtype, device=input.device), input)
 
 
+@method
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors ``(b, n, m) @ (b, m, p)``. Sparse operands as
     :func:`mm` (sparse @ sparse stays sparse, with a strided operand the result is strided)."""
@@ -308,6 +312,7 @@ def bmm(input, mat2, *, out=None):
     return with_out(call(_bmm_op, (input, mat2)), out, "bmm")
 
 
+@method
 def mv(input, vec, *, out=None):
     """Matrix-vector product ``(n, m) @ (m,)``; a COO or CSR matrix gives a strided vector."""
     check_tensor(input, "mv")
@@ -345,18 +350,21 @@ def _check_vectors(input, other, fname):
         )
 
 
+@method
 def dot(input, other, *, out=None):
     """Dot product of two 1-D tensors of the same size and dtype."""
     _check_vectors(input, other, "dot")
     return with_out(call(_dot_op, (input, other)), out, "dot")
 
 
+@method
 def vdot(input, other, *, out=None):
     """``dot(conj(input), other)`` (the same as ``dot`` for real tensors)."""
     _check_vectors(input, other, "vdot")
     return with_out(dot(input.conj(), other), out, "vdot")
 
 
+@method
 @_ac.policy(_ac.LOWER)
 def inner(input, other, *, out=None):
     """Sum of products over the last dims (``input.shape[:-1] + other.shape[:-1]``)."""
@@ -372,6 +380,7 @@ def inner(input, other, *, out=None):
     return with_out(tensordot(input, other, ([-1], [-1])), out, "inner")
 
 
+@method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (types promote)."""
     check_tensor(input, "outer")
@@ -382,7 +391,7 @@ def outer(input, vec2, *, out=None):
     return with_out(reshape_to(input, (input.shape[0], 1)) * vec2, out, "outer")
 
 
-ger = outer
+ger = method(outer, "ger")
 
 
 # ---- beta * input + alpha * product ----
@@ -463,6 +472,7 @@ def _add_product(fname, input, product, beta, alpha, out):
     return with_out(r, out, fname)
 
 
+@method(inplace=True)
 @_ac.policy(_ac.LOWER)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to ``(n, p)``."""
@@ -473,17 +483,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return _add_product("addmm", input, mm(mat1, mat2), beta, alpha, out)
 
 
+@method(inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``."""
     return _add_product("addmv", input, mv(mat, vec), beta, alpha, out)
 
 
+@method(inplace=True)
 @_ac.policy(_ac.LOWER)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _add_product("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
 
 
+@method(inplace=True)
 @_ac.policy(_ac.LOWER)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (the batch products summed)."""
@@ -506,13 +519,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _add_product("addbmm", input, mm(lhs, rhs), beta, alpha, out)
 
 
+@method(inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _add_product("addr", input, outer(vec1, vec2), beta, alpha, out)
-
-
-addmm_ = inplace_of(addmm)
-addmv_ = inplace_of(addmv)
-baddbmm_ = inplace_of(baddbmm)
-addbmm_ = inplace_of(addbmm)
-addr_ = inplace_of(addr)

@@ -13,11 +13,12 @@ from .. import _dtype as D
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
+from .._variants import method
 from . import pointwise as _pw
 from ._reduce import quiet
-from ._util import check_tensor, inplace_of, norm_dim, with_out
+from ._util import check_tensor, norm_dim, with_out
 
-__all__ = ["gcd", "gcd_", "lcm", "lcm_", "logaddexp2", "logcumsumexp"]
+__all__ = ["gcd", "lcm", "logaddexp2", "logcumsumexp"]
 
 S = (strided,)
 
@@ -40,6 +41,7 @@ _logaddexp2 = _pw.binary(
     _pw.TRUE_DIV, doc="Logarithm of the sum of exponentiations of the inputs in base-2.")
 
 
+@method
 def logaddexp2(input, other, *, out=None):
     """Logarithm of the sum of exponentiations of the inputs in base-2:
     ``log2(2**input + 2**other)``, computed stably."""
@@ -104,6 +106,7 @@ _logcumsumexp_op = defop("logcumsumexp", {S: _logcumsumexp_kernel}, params=("dim
                          grads={"input": _logcumsumexp_backward})
 
 
+@method
 def logcumsumexp(input, dim, *, out=None):
     """Logarithm of the cumulative summation of the exponentiation of elements of ``input`` in
     the dimension ``dim``."""
@@ -129,17 +132,15 @@ def _int_pair(input, other, fname):
                                       f"integer tensors; convert with .long() first")
 
 
+@method(inplace=True)
 def gcd(input, other, *, out=None):
     """Computes the element-wise greatest common divisor (GCD) of ``input`` and ``other``."""
     _int_pair(input, other, "gcd")
     return _gcd(input, other, out=out)
 
 
+@method(inplace=True)
 def lcm(input, other, *, out=None):
     """Computes the element-wise least common multiple (LCM) of ``input`` and ``other``."""
     _int_pair(input, other, "lcm")
     return _lcm(input, other, out=out)
-
-
-gcd_ = inplace_of(gcd)
-lcm_ = inplace_of(lcm)

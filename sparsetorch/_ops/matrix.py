@@ -8,16 +8,17 @@ from .. import _torch_warnings
 from .._dispatch import call, defop
 from .._layout import strided
 from ._reduce import reshape_to, sum_dtype
-from ._util import check_tensor, inplace_of, norm_dim, with_out
+from ._util import check_tensor, norm_dim, with_out
 from ..dense.linalg import (  # noqa: F401 - the strided kernels of these ops
     _diag_view, _diag_embed_kernel,
 )
+from .._variants import method
 
 S = (strided,)
 SS = (strided, strided)
 
 __all__ = [
-    "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "tril_", "triu_", "cross", "kron",
+    "diag", "diagonal", "diag_embed", "trace", "tril", "triu", "cross", "kron",
 ]
 
 
@@ -43,6 +44,7 @@ def _diagonal(x, offset, d1, d2):
     return call(_diagonal_op, (x,), (offset, d1, d2, tuple(x.shape)))
 
 
+@method
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal over (dim1, dim2) as the last dim; a view sharing memory with ``input``."""
     check_tensor(input, "diagonal")
@@ -69,6 +71,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return _embed(input, shape, int(offset), d1, d2)
 
 
+@method
 def diag(input, diagonal=0, *, out=None):
     """1-D input: a square matrix with ``input`` on the ``diagonal``-th diagonal; 2-D input: that
     diagonal as a 1-D tensor (a copy)."""
@@ -85,6 +88,7 @@ def diag(input, diagonal=0, *, out=None):
     return with_out(r, out, "diag")
 
 
+@method
 @_ac.policy(_ac.FP32)
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integer input gives int64)."""
@@ -114,18 +118,18 @@ def _tri(op, input, diagonal, out, fname):
     return with_out(call(op, (input,), (diagonal,)), out, fname)
 
 
+@method(inplace=True)
 def tril(input, diagonal=0, *, out=None):
     """Lower triangle (elements on and below the ``diagonal``-th diagonal) of the last two dims."""
     return _tri(_tril_op, input, diagonal, out, "tril")
 
 
+@method(inplace=True)
 def triu(input, diagonal=0, *, out=None):
     """Upper triangle (elements on and above the ``diagonal``-th diagonal) of the last two dims."""
     return _tri(_triu_op, input, diagonal, out, "triu")
 
 
-tril_ = inplace_of(tril)
-triu_ = inplace_of(triu)
 
 
 # ---- cross ----
@@ -138,6 +142,7 @@ _cross_op = defop(
 )
 
 
+@method
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3), broadcasting."""
     check_tensor(input, "cross")

@@ -14,11 +14,12 @@ from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, defop, record_if_grad
 from .._layout import strided
 from .._tensor import Tensor
+from .._variants import declare, method
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
 from . import sparse_elementwise as _sp
 from .sparse_values import dense_result_error, values_kernels
-from ._util import check_tensor, check_tensor_or_number, inplace_of, is_scalar, with_out
+from ._util import check_tensor, check_tensor_or_number, is_scalar, with_out
 
 S = (strided,)
 SS = (strided, strided)
@@ -76,8 +77,11 @@ class Unary:
         return with_out(r, out, self.__name__) if out is not None else r
 
 
-def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True, holomorphic=True):
-    """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel.
+def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok=True, holomorphic=True, *,
+          method=False, inplace=False):
+    """Declare a unary elementwise op: ``fn(be, x)`` is its strided kernel. ``method=True``: also
+    ``x.name()``; ``inplace=True``: also ``name_`` and ``x.name_()`` (and ``x.name()``): see
+    ``_variants.py``.
 
     A zero-preserving op also works on COO and CSR: it maps over the stored values
     (``sparse_values.py``); the others raise on sparse input with the ``.to_dense()`` hint.
@@ -91,7 +95,7 @@ def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok
     u.__doc__ = f"{name}(input, *, out=None) -> Tensor\n\n{u.__doc__} " + (
         "Works on COO and CSR tensors (on the stored values: it maps 0 to 0)." if zero_preserving
         else f"Strided only: {name} does not map 0 to 0 (sparse input raises NotImplementedError).")
-    return u
+    return declare(u, name, inplace, method or bool(inplace))
 
 
 # f(a + b) == f(a) + f(b): these map the duplicates of an uncoalesced COO without coalescing
@@ -111,10 +115,11 @@ def _not_differentiable(name):
 
 # ---- unary: sign-like and rounding (keep dtype) ----
 
-abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.sgn(), REAL, True)
-absolute = abs
-neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True)
-negative = neg
+abs = unary("abs", lambda be, x: be.xp.abs(x), lambda grad, input: grad * input.sgn(), REAL, True,
+            inplace=True)
+absolute = method(abs, "absolute", inplace=True)
+neg = unary("neg", lambda be, x: be.xp.negative(x), lambda grad: -grad, SAME, True, inplace=True)
+negative = method(neg, "negative", inplace=True)
 def _sign_kernel(be, x):
     if x.dtype.kind == "c":
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
@@ -122,50 +127,74 @@ def _sign_kernel(be, x):
     return be.xp.sign(x)
 
 
-sign = unary("sign", _sign_kernel, _zeros_grad, SAME, True)
+sign = unary("sign", _sign_kernel, _zeros_grad, SAME, True, inplace=True)
 sgn = unary("sgn", lambda be, x: be.xp.sign(x), lambda grad, input, result: _sgn_grad(grad, input, result),
-            SAME, True, holomorphic=False)
-square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True)
-relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), lambda grad, result: grad * (result > 0), SAME, True)
-ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True)
-floor = unary("floor", lambda be, x: be.xp.floor(x), _zeros_grad, SAME, True)
-trunc = unary("trunc", lambda be, x: be.xp.trunc(x), _zeros_grad, SAME, True)
-fix = trunc
-frac = unary("frac", lambda be, x: x - be.xp.trunc(x), lambda grad: grad, SAME, True, int_ok=False)
+            SAME, True, holomorphic=False, inplace=True)
+square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True,
+               inplace=True)
+relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), lambda grad, result: grad * (result > 0), SAME, True,
+             inplace=True)
+ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True, inplace=True)
+floor = unary("floor", lambda be, x: be.xp.floor(x), _zeros_grad, SAME, True, inplace=True)
+trunc = unary("trunc", lambda be, x: be.xp.trunc(x), _zeros_grad, SAME, True, inplace=True)
+fix = method(trunc, "fix", inplace=True)
+frac = unary("frac", lambda be, x: x - be.xp.trunc(x), lambda grad: grad, SAME, True, int_ok=False,
+             inplace=True)
 
 # ---- unary: transcendental (integers compute in the default float dtype) ----
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 
-sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(x), lambda grad, result: grad / (2 * result), FLOAT, True)
+sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(x), lambda grad, result: grad / (2 * result), FLOAT, True,
+             inplace=True)
 rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(x),
-              lambda grad, result: grad * (-0.5) * result * result * result, FLOAT, False)
-exp = unary("exp", lambda be, x: be.xp.exp(x), lambda grad, result: grad * result, FLOAT, False)
-exp2 = unary("exp2", lambda be, x: be.xp.exp2(x), lambda grad, result: grad * result * _LN2, FLOAT, False)
-expm1 = unary("expm1", lambda be, x: be.xp.expm1(x), lambda grad, result: grad * (result + 1), FLOAT, True)
-log = unary("log", lambda be, x: be.xp.log(x), lambda grad, input: grad / input, FLOAT, False)
-log2 = unary("log2", lambda be, x: be.xp.log2(x), lambda grad, input: grad / (input * _LN2), FLOAT, False)
-log10 = unary("log10", lambda be, x: be.xp.log10(x), lambda grad, input: grad / (input * _LN10), FLOAT, False)
-log1p = unary("log1p", lambda be, x: be.xp.log1p(x), lambda grad, input: grad / (input + 1), FLOAT, True)
-sin = unary("sin", lambda be, x: be.xp.sin(x), lambda grad, input: grad * input.cos(), FLOAT, True)
-cos = unary("cos", lambda be, x: be.xp.cos(x), lambda grad, input: -grad * input.sin(), FLOAT, False)
-tan = unary("tan", lambda be, x: be.xp.tan(x), lambda grad, result: grad * (1 + result * result), FLOAT, True)
+              lambda grad, result: grad * (-0.5) * result * result * result, FLOAT, False,
+              inplace=True)
+exp = unary("exp", lambda be, x: be.xp.exp(x), lambda grad, result: grad * result, FLOAT, False,
+            inplace=True)
+exp2 = unary("exp2", lambda be, x: be.xp.exp2(x), lambda grad, result: grad * result * _LN2, FLOAT, False,
+             inplace=True)
+expm1 = unary("expm1", lambda be, x: be.xp.expm1(x), lambda grad, result: grad * (result + 1), FLOAT, True,
+              inplace=True)
+log = unary("log", lambda be, x: be.xp.log(x), lambda grad, input: grad / input, FLOAT, False,
+            inplace=True)
+log2 = unary("log2", lambda be, x: be.xp.log2(x), lambda grad, input: grad / (input * _LN2), FLOAT, False,
+             inplace=True)
+log10 = unary("log10", lambda be, x: be.xp.log10(x), lambda grad, input: grad / (input * _LN10), FLOAT, False,
+              inplace=True)
+log1p = unary("log1p", lambda be, x: be.xp.log1p(x), lambda grad, input: grad / (input + 1), FLOAT, True,
+              inplace=True)
+sin = unary("sin", lambda be, x: be.xp.sin(x), lambda grad, input: grad * input.cos(), FLOAT, True,
+            inplace=True)
+cos = unary("cos", lambda be, x: be.xp.cos(x), lambda grad, input: -grad * input.sin(), FLOAT, False,
+            inplace=True)
+tan = unary("tan", lambda be, x: be.xp.tan(x), lambda grad, result: grad * (1 + result * result), FLOAT, True,
+            inplace=True)
 asin = unary("asin", lambda be, x: be.xp.arcsin(x),
-             lambda grad, input: grad / (1 - input * input).sqrt(), FLOAT, True)
+             lambda grad, input: grad / (1 - input * input).sqrt(), FLOAT, True, inplace=True)
 acos = unary("acos", lambda be, x: be.xp.arccos(x),
-             lambda grad, input: -grad / (1 - input * input).sqrt(), FLOAT, False)
-atan = unary("atan", lambda be, x: be.xp.arctan(x), lambda grad, input: grad / (1 + input * input), FLOAT, True)
-sinh = unary("sinh", lambda be, x: be.xp.sinh(x), lambda grad, input: grad * input.cosh(), FLOAT, True)
-cosh = unary("cosh", lambda be, x: be.xp.cosh(x), lambda grad, input: grad * input.sinh(), FLOAT, False)
-tanh = unary("tanh", lambda be, x: be.xp.tanh(x), lambda grad, result: grad * (1 - result * result), FLOAT, True)
+             lambda grad, input: -grad / (1 - input * input).sqrt(), FLOAT, False, inplace=True)
+atan = unary("atan", lambda be, x: be.xp.arctan(x), lambda grad, input: grad / (1 + input * input), FLOAT, True,
+             inplace=True)
+sinh = unary("sinh", lambda be, x: be.xp.sinh(x), lambda grad, input: grad * input.cosh(), FLOAT, True,
+             inplace=True)
+cosh = unary("cosh", lambda be, x: be.xp.cosh(x), lambda grad, input: grad * input.sinh(), FLOAT, False,
+             inplace=True)
+tanh = unary("tanh", lambda be, x: be.xp.tanh(x), lambda grad, result: grad * (1 - result * result), FLOAT, True,
+             inplace=True)
 asinh = unary("asinh", lambda be, x: be.xp.arcsinh(x),
-              lambda grad, input: grad / (input * input + 1).sqrt(), FLOAT, True)
+              lambda grad, input: grad / (input * input + 1).sqrt(), FLOAT, True, inplace=True)
 acosh = unary("acosh", lambda be, x: be.xp.arccosh(x),
-              lambda grad, input: grad / (input * input - 1).sqrt(), FLOAT, False)
-atanh = unary("atanh", lambda be, x: be.xp.arctanh(x), lambda grad, input: grad / (1 - input * input), FLOAT, True)
-arcsin, arccos, arctan = asin, acos, atan
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
+              lambda grad, input: grad / (input * input - 1).sqrt(), FLOAT, False, inplace=True)
+atanh = unary("atanh", lambda be, x: be.xp.arctanh(x), lambda grad, input: grad / (1 - input * input), FLOAT, True,
+              inplace=True)
+arcsin = method(asin, "arcsin", inplace=True)
+arccos = method(acos, "arccos", inplace=True)
+arctan = method(atan, "arctan", inplace=True)
+arcsinh = method(asinh, "arcsinh", inplace=True)
+arccosh = method(acosh, "arccosh", inplace=True)
+arctanh = method(atanh, "arctanh", inplace=True)
 def _sigmoid_kernel(be, x):
     if x.dtype.kind == "c":
         return 1 / (1 + be.xp.exp(-x))
@@ -176,21 +205,29 @@ def _sigmoid_kernel(be, x):
     return be.special.expit(x)
 
 
-sigmoid = unary("sigmoid", _sigmoid_kernel, lambda grad, result: grad * result * (1 - result), FLOAT, False)
-reciprocal = unary("reciprocal", lambda be, x: 1 / x, lambda grad, result: -grad * result * result, FLOAT, False)
+sigmoid = unary("sigmoid", _sigmoid_kernel, lambda grad, result: grad * result * (1 - result), FLOAT, False,
+                inplace=True)
+reciprocal = unary("reciprocal", lambda be, x: 1 / x, lambda grad, result: -grad * result * result, FLOAT, False,
+                   inplace=True)
 erf = unary("erf", lambda be, x: be.special.erf(x),
-            lambda grad, input: grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, True)
+            lambda grad, input: grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, True,
+            inplace=True)
 erfc = unary("erfc", lambda be, x: be.special.erfc(x),
-             lambda grad, input: -grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, False)
+             lambda grad, input: -grad * _2_SQRTPI * (-(input * input)).exp(), FLOAT, False,
+             inplace=True)
 erfinv = unary("erfinv", lambda be, x: be.special.erfinv(x),
-               lambda grad, result: grad * (math.sqrt(math.pi) / 2) * (result * result).exp(), FLOAT, True)
+               lambda grad, result: grad * (math.sqrt(math.pi) / 2) * (result * result).exp(), FLOAT, True,
+               inplace=True)
 lgamma = unary("lgamma", lambda be, x: be.special.gammaln(x),
-               lambda grad, input: grad * digamma(input), FLOAT, False)
+               lambda grad, input: grad * digamma(input), FLOAT, False, inplace=True)
 digamma = unary("digamma", lambda be, x: be.special.digamma(x),
-                lambda grad, input: grad * polygamma(1, input), FLOAT, False)
-deg2rad = unary("deg2rad", lambda be, x: be.xp.deg2rad(x), lambda grad: grad * (math.pi / 180), FLOAT, True)
-rad2deg = unary("rad2deg", lambda be, x: be.xp.rad2deg(x), lambda grad: grad * (180 / math.pi), FLOAT, True)
-sinc = unary("sinc", lambda be, x: be.xp.sinc(x), lambda grad, input: grad * _sinc_grad(input), FLOAT, False)
+                lambda grad, input: grad * polygamma(1, input), FLOAT, False, inplace=True)
+deg2rad = unary("deg2rad", lambda be, x: be.xp.deg2rad(x), lambda grad: grad * (math.pi / 180), FLOAT, True,
+                inplace=True)
+rad2deg = unary("rad2deg", lambda be, x: be.xp.rad2deg(x), lambda grad: grad * (180 / math.pi), FLOAT, True,
+                inplace=True)
+sinc = unary("sinc", lambda be, x: be.xp.sinc(x), lambda grad, input: grad * _sinc_grad(input), FLOAT, False,
+             inplace=True)
 
 
 def _sinc_grad(x):
@@ -202,14 +239,15 @@ def _sinc_grad(x):
 
 # ---- unary: predicates (bool results, never differentiable) ----
 
-isnan = unary("isnan", lambda be, x: be.xp.isnan(x), None, BOOL, True)
-isinf = unary("isinf", lambda be, x: be.xp.isinf(x), None, BOOL, True)
-isfinite = unary("isfinite", lambda be, x: be.xp.isfinite(x), None, BOOL, False)
-isposinf = unary("isposinf", lambda be, x: be.xp.isposinf(x), None, BOOL, True)
-isneginf = unary("isneginf", lambda be, x: be.xp.isneginf(x), None, BOOL, True)
-isreal = unary("isreal", lambda be, x: be.xp.isreal(x), None, BOOL, False)
-signbit = unary("signbit", lambda be, x: be.xp.signbit(x), None, BOOL, True)
-logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), None, BOOL, False)
+isnan = unary("isnan", lambda be, x: be.xp.isnan(x), None, BOOL, True, method=True)
+isinf = unary("isinf", lambda be, x: be.xp.isinf(x), None, BOOL, True, method=True)
+isfinite = unary("isfinite", lambda be, x: be.xp.isfinite(x), None, BOOL, False, method=True)
+isposinf = unary("isposinf", lambda be, x: be.xp.isposinf(x), None, BOOL, True, method=True)
+isneginf = unary("isneginf", lambda be, x: be.xp.isneginf(x), None, BOOL, True, method=True)
+isreal = unary("isreal", lambda be, x: be.xp.isreal(x), None, BOOL, False, method=True)
+signbit = unary("signbit", lambda be, x: be.xp.signbit(x), None, BOOL, True, method=True)
+logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), None, BOOL, False,
+                    inplace=True)
 
 
 def _bitwise_not_kernel(be, x):
@@ -218,9 +256,10 @@ def _bitwise_not_kernel(be, x):
     return be.xp.invert(x)
 
 
-bitwise_not = unary("bitwise_not", _bitwise_not_kernel, None, SAME, False)
+bitwise_not = unary("bitwise_not", _bitwise_not_kernel, None, SAME, False, inplace=True)
 
 
+@method
 def conj(input):
     """Complex conjugate; real tensors are returned as they are (as torch's lazy conj). COO and
     CSR: of the stored values."""
@@ -231,7 +270,8 @@ def conj(input):
 _conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
 conj_physical = conj
 angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
-              lambda grad, input: _angle_grad(grad, input), REAL, True)  # angle(0) == 0
+              lambda grad, input: _angle_grad(grad, input), REAL, True,
+              method=True)  # angle(0) == 0
 
 
 # torch's formulas for the non-holomorphic complex ops (gradients are dL/dz*)
@@ -291,6 +331,9 @@ def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
     return with_out(call(_round_op, (input,), (decimals,)), out, "round")
 
 
+declare(round, inplace=True, method=False)  # torch.round_ (x.round(decimals) is an adapter)
+
+
 def _clamp_sparse_check(x, lo, hi):
     if (lo is not None and lo > 0) or (hi is not None and hi < 0):
         raise dense_result_error(
@@ -314,6 +357,7 @@ def _in_range(x, lo, hi):
     return (x >= lo).logical_and(x <= hi)
 
 
+@method(inplace=True)
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
     """clamp(input, min=None, max=None, *, out=None) -> Tensor
 
@@ -335,9 +379,10 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - torch's names
     return with_out(call(_clamp_op, (input,), (min, max), dt, dt), out, "clamp")
 
 
-clip = clamp
+clip = method(clamp, "clip", inplace=True)
 
 
+@method(inplace=True)
 def clamp_min(input, min):  # noqa: A002
     """clamp_min(input, min) -> Tensor
 
@@ -345,6 +390,7 @@ def clamp_min(input, min):  # noqa: A002
     return clamp(input, min=min)
 
 
+@method(inplace=True)
 def clamp_max(input, max):  # noqa: A002
     """clamp_max(input, max) -> Tensor
 
@@ -361,6 +407,7 @@ _nan_to_num_op = defop(
 )
 
 
+@method(inplace=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor
 
@@ -385,6 +432,7 @@ def _logit_grad(grad, x, eps):
     return where((x < eps).logical_or(x > 1 - eps), 0.0, g)
 
 
+@method(inplace=True)
 def logit(input, eps=None, *, out=None):
     """logit(input, eps=None, *, out=None) -> Tensor
 
@@ -398,6 +446,52 @@ def logit(input, eps=None, *, out=None):
 # ---- binary arithmetic ----
 
 PROMOTE, TRUE_DIV, COMPARE, LOGICAL, BITWISE = "promote", "true_div", "compare", "logical", "bitwise"
+
+
+def _fast_inplace(ufunc_name):
+    """The in-place forms of ``add``/``sub``/``mul``/``div`` (``@method(inplace=_fast_inplace(...))``):
+    ``x.op_(other)`` writes straight into ``x`` with ``ufunc(x, other, out=x)`` when no graph is
+    recorded and dtypes already agree (optimizer updates, ``+=`` on buffers); anything else,
+    including every error case, takes the generic derived path."""
+    cpu_ufunc = getattr(CPU.xp, ufunc_name)
+    return lambda generic: _fast_op_(generic, cpu_ufunc, ufunc_name)
+
+
+def _fast_op_(generic, cpu_ufunc, ufunc_name):
+    name = generic.__name__
+
+    def op_(self, other, **kwargs):
+        plain = not kwargs or all(v is None or (k == "alpha" and v == 1) for k, v in kwargs.items())
+        if (plain and self.__class__ is Tensor and self.layout is strided
+                and self.dtype.is_floating_point and _profiler.ACTIVE is None):
+            oc = other.__class__
+            if oc is Tensor:
+                ok = other.layout is strided and other.dtype is self.dtype and other.device is self.device
+                b = other._data if ok else None
+                rg = other._rg
+            else:
+                ok = oc is float or oc is int
+                b = other
+                rg = False
+            if ok and not ((self._rg or rg) and _grad_enabled()):
+                a = self._data
+                try:
+                    if self.device is CPU_DEVICE:
+                        cpu_ufunc(a, b, out=a)
+                    elif not writeable(a):  # CuPy has no read-only flag: generic path raises
+                        return generic(self, other, **kwargs)
+                    else:
+                        getattr(_dispatch.get_backend(self.device).xp, ufunc_name)(a, b, out=a)
+                except (ValueError, TypeError):
+                    # a read-only view or a shape that does not fit: the generic path explains
+                    return generic(self, other, **kwargs)
+                _dispatch.bump_version(self)
+                return self
+        return generic(self, other, **kwargs)
+
+    op_.__name__ = op_.__qualname__ = name
+    op_.__doc__ = generic.__doc__
+    return op_
 
 
 def make_binary(op, rule, doc, ufunc_name=None):
@@ -511,10 +605,12 @@ def _scalar_as(x, dt):
     return int(x)
 
 
-def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None):
+def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None, *,
+           method=False, inplace=False):
     """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc;
     ``sparse``: a function giving the kernel-table entries for sparse operands
-    (``sparse_elementwise.py``), merged into the declaration."""
+    (``sparse_elementwise.py``), merged into the declaration. ``method`` / ``inplace``: its
+    Tensor method and in-place variant, as for :func:`unary`."""
     ufunc_name = None
     if isinstance(fn, str):
         ufunc_name = fn
@@ -523,8 +619,9 @@ def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, s
     if sparse is not None:
         kernels.update(sparse())
     op = defop(name, kernels, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
-    return make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
-                       ufunc_name)
+    fn = make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
+                     ufunc_name)
+    return declare(fn, name, inplace, method or bool(inplace))
 
 
 def _ufunc_kernel(name):
@@ -546,13 +643,13 @@ mul = binary("mul", "multiply",
              zero_preserving=True, sparse=lambda: _sp.mul_kernels(),
              doc="Elementwise product of ``input`` and ``other`` (broadcasting). A COO or CSR "
                  "operand keeps the result sparse (sparse * strided, sparse * sparse, "
-                 "sparse * number).")
-multiply = mul
+                 "sparse * number).", inplace=_fast_inplace("multiply"))
+multiply = method(mul, "multiply", inplace=True)
 _div = binary("div", "true_divide",
               {"input": lambda grad, other: grad / other,
                "other": lambda grad, input, other: -grad * input / (other * other)}, TRUE_DIV,
               sparse=lambda: _sp.div_kernels())
-true_divide = _div
+true_divide = method(_div, "true_divide", inplace=True)
 
 
 def _floor_div_kernel(be, a, b):
@@ -565,33 +662,35 @@ _trunc_divide = binary("trunc_divide", lambda be, a, b: be.xp.trunc(be.xp.true_d
     be.xp.result_type(a, b)), {"input": _zeros_grad, "other": _zeros_grad})
 remainder = binary("remainder", lambda be, a, b: be.xp.remainder(a, b),
                    {"input": lambda grad: grad,
-                    "other": lambda grad, input, other: -grad * floor_divide(input, other)})
+                    "other": lambda grad, input, other: -grad * floor_divide(input, other)},
+                    inplace=True)
 fmod = binary("fmod", lambda be, a, b: be.xp.fmod(a, b),
               {"input": lambda grad: grad,
-               "other": lambda grad, input, other: -grad * _trunc_divide(input, other)})
+               "other": lambda grad, input, other: -grad * _trunc_divide(input, other)},
+               inplace=True)
 _pow = binary("pow", lambda be, a, b: be.xp.power(a, b),
               {"input": lambda grad, input, other: grad * other * input ** (other - 1),
                "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()})
 maximum = binary("maximum", "maximum",
                  {"input": lambda grad, input, other: grad * _max_mask(input, other),
-                  "other": lambda grad, input, other: grad * _max_mask(other, input)})
+                  "other": lambda grad, input, other: grad * _max_mask(other, input)}, method=True)
 minimum = binary("minimum", "minimum",
                  {"input": lambda grad, input, other: grad * _max_mask(other, input),
-                  "other": lambda grad, input, other: grad * _max_mask(input, other)})
+                  "other": lambda grad, input, other: grad * _max_mask(input, other)}, method=True)
 fmax = binary("fmax", lambda be, a, b: be.xp.fmax(a, b),
               {"input": lambda grad, input, other: grad * _max_mask(input, other),
-               "other": lambda grad, input, other: grad * _max_mask(other, input)})
+               "other": lambda grad, input, other: grad * _max_mask(other, input)}, method=True)
 fmin = binary("fmin", lambda be, a, b: be.xp.fmin(a, b),
               {"input": lambda grad, input, other: grad * _max_mask(other, input),
-               "other": lambda grad, input, other: grad * _max_mask(input, other)})
+               "other": lambda grad, input, other: grad * _max_mask(input, other)}, method=True)
 atan2 = binary("atan2", lambda be, a, b: be.xp.arctan2(a, b),
                {"input": lambda grad, input, other: grad * other / (input * input + other * other),
                 "other": lambda grad, input, other: -grad * input / (input * input + other * other)},
-               TRUE_DIV)
-arctan2 = atan2
+               TRUE_DIV, inplace=True)
+arctan2 = method(atan2, "arctan2")
 hypot = binary("hypot", lambda be, a, b: be.xp.hypot(a, b),
                {"input": lambda grad, input, result: grad * input / result,
-                "other": lambda grad, other, result: grad * other / result}, TRUE_DIV)
+                "other": lambda grad, other, result: grad * other / result}, TRUE_DIV, inplace=True)
 def _xlogy_kernel(be, a, b):
     # scipy's xlogy has no float32 loop for (array, Python float): keep the array's dtype
     r = be.special.xlogy(a, b)
@@ -601,7 +700,7 @@ def _xlogy_kernel(be, a, b):
 
 xlogy = binary("xlogy", _xlogy_kernel,
                {"input": lambda grad, input, other: grad * where(input == 0, 0.0, other.log()),
-                "other": lambda grad, input, other: grad * input / other}, TRUE_DIV)
+                "other": lambda grad, input, other: grad * input / other}, TRUE_DIV, inplace=True)
 def _logaddexp_kernel(be, a, b):
     xp = be.xp
     if xp.result_type(a, b).kind != "c":
@@ -613,10 +712,11 @@ def _logaddexp_kernel(be, a, b):
 
 logaddexp = binary("logaddexp", _logaddexp_kernel,
                    {"input": lambda grad, input, other: grad * (input - other).sigmoid(),
-                    "other": lambda grad, input, other: grad * (other - input).sigmoid()}, TRUE_DIV)
+                    "other": lambda grad, input, other: grad * (other - input).sigmoid()}, TRUE_DIV,
+                    method=True)
 copysign = binary("copysign", lambda be, a, b: be.xp.copysign(a, b),
                   {"input": lambda grad, input, result: grad * where(input == 0, 0.0, result / where(input == 0, 1.0, input)),
-                   "other": _zeros_grad}, TRUE_DIV)
+                   "other": _zeros_grad}, TRUE_DIV, inplace=True)
 heaviside = binary("heaviside", lambda be, a, b: be.xp.heaviside(a, b),
                    {"input": _not_differentiable("heaviside"), "other": _not_differentiable("heaviside")})
 
@@ -628,23 +728,34 @@ def _max_mask(a, b):
 
 # ---- comparisons and logic (bool results) ----
 
-eq = binary("eq", "equal", rule=COMPARE)
-ne = binary("ne", "not_equal", rule=COMPARE)
-lt = binary("lt", "less", rule=COMPARE)
-le = binary("le", "less_equal", rule=COMPARE)
-gt = binary("gt", "greater", rule=COMPARE)
-ge = binary("ge", "greater_equal", rule=COMPARE)
-greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
-logical_and = binary("logical_and", lambda be, a, b: be.xp.logical_and(a, b), rule=LOGICAL)
-logical_or = binary("logical_or", lambda be, a, b: be.xp.logical_or(a, b), rule=LOGICAL)
-logical_xor = binary("logical_xor", lambda be, a, b: be.xp.logical_xor(a, b), rule=LOGICAL)
-bitwise_and = binary("bitwise_and", lambda be, a, b: be.xp.bitwise_and(a, b), rule=BITWISE)
-bitwise_or = binary("bitwise_or", lambda be, a, b: be.xp.bitwise_or(a, b), rule=BITWISE)
-bitwise_xor = binary("bitwise_xor", lambda be, a, b: be.xp.bitwise_xor(a, b), rule=BITWISE)
+eq = binary("eq", "equal", rule=COMPARE, inplace=True)
+ne = binary("ne", "not_equal", rule=COMPARE, inplace=True)
+lt = binary("lt", "less", rule=COMPARE, inplace=True)
+le = binary("le", "less_equal", rule=COMPARE, inplace=True)
+gt = binary("gt", "greater", rule=COMPARE, inplace=True)
+ge = binary("ge", "greater_equal", rule=COMPARE, inplace=True)
+greater = method(gt, "greater")
+less = method(lt, "less")
+greater_equal = method(ge, "greater_equal")
+less_equal = method(le, "less_equal")
+not_equal = method(ne, "not_equal")
+logical_and = binary("logical_and", lambda be, a, b: be.xp.logical_and(a, b), rule=LOGICAL,
+                     inplace=True)
+logical_or = binary("logical_or", lambda be, a, b: be.xp.logical_or(a, b), rule=LOGICAL,
+                    inplace=True)
+logical_xor = binary("logical_xor", lambda be, a, b: be.xp.logical_xor(a, b), rule=LOGICAL,
+                     inplace=True)
+bitwise_and = binary("bitwise_and", lambda be, a, b: be.xp.bitwise_and(a, b), rule=BITWISE,
+                     inplace=True)
+bitwise_or = binary("bitwise_or", lambda be, a, b: be.xp.bitwise_or(a, b), rule=BITWISE,
+                    inplace=True)
+bitwise_xor = binary("bitwise_xor", lambda be, a, b: be.xp.bitwise_xor(a, b), rule=BITWISE,
+                     inplace=True)
 
 
 # ---- public binary functions with torch's extra arguments ----
 
+@method(inplace=_fast_inplace("add"))
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion. COO and CSR: sparse +
     sparse stays sparse (CSR + CSR is CSR, else COO), sparse + strided is strided; a sparse tensor
@@ -671,6 +782,7 @@ def _check_bool_sub(input, other):
         )
 
 
+@method(inplace=_fast_inplace("subtract"))
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other`` with broadcasting and type promotion; COO and CSR operands as
     :func:`add`."""
@@ -691,7 +803,7 @@ def _float32(x):
     return x.float() if isinstance(x, Tensor) else x
 
 
-subtract = sub
+subtract = method(sub, "subtract", inplace=True)
 
 
 def rsub(input, other, *, alpha=1):
@@ -709,6 +821,7 @@ def _as_tensor_like(x, like):
     return scalar_tensor(x, like)
 
 
+@method(inplace=_fast_inplace("true_divide"))
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or rounded with ``rounding_mode`` in (None, 'trunc', 'floor'). A COO or
     CSR ``input`` divided by a number or a strided tensor stays sparse; dividing by a sparse
@@ -724,9 +837,10 @@ def div(input, other, *, rounding_mode=None, out=None):
     )
 
 
-divide = div
+divide = method(div, "divide", inplace=True)
 
 
+@method(inplace=True)
 def floor_divide(input, other, *, out=None):
     """floor_divide(input, other, *, out=None) -> Tensor
 
@@ -775,6 +889,7 @@ def _pow_scalar_grad(grad, input, exponent):
     return grad * exponent * input ** (exponent - 1)
 
 
+@method(inplace=True)
 def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
     """``input ** exponent`` (either may be a Python number)."""
     if isinstance(input, Tensor) and is_scalar(exponent) and not isinstance(exponent, bool):
@@ -793,6 +908,7 @@ def rpow(input, other):
     return _pow(_as_tensor_like(other, input), input)
 
 
+@method
 def float_power(input, exponent, *, out=None):
     """``pow`` computed in float64 (complex128 for complex input)."""
     dt = D.complex128 if (getattr(input, "dtype", None) or D.float64).is_complex else D.float64
@@ -829,16 +945,19 @@ def where(condition, input=None, other=None, *, out=None):
     return with_out(r, out, "where")
 
 
+@method(inplace=True)
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
     return with_out(input + weight * (end - input), out, "lerp")
 
 
+@method(inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
     return with_out(input + value * tensor1 * tensor2, out, "addcmul")
 
 
+@method(inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``."""
     return with_out(input + value * tensor1 / tensor2, out, "addcdiv")
@@ -851,6 +970,7 @@ _isclose_op = defop(
 )
 
 
+@method
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|`` (bool tensor)."""
     check_tensor(input, "isclose")
@@ -862,151 +982,18 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return call(_isclose_op, (input, other), (rtol, atol, equal_nan), D.bool, None)
 
 
+@method
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
+@method
 def equal(input, other):
     """True if both tensors have the same shape and elements."""
     check_tensor(input, "equal")
     check_tensor(other, "equal", "other")
     return tuple(input.shape) == tuple(other.shape) and bool(eq(input, other).all().item())
-
-
-# ---- derived in-place variants ----
-
-abs_ = inplace_of(abs)
-absolute_ = inplace_of(absolute, "absolute_")
-neg_ = inplace_of(neg)
-negative_ = inplace_of(negative, "negative_")
-sign_ = inplace_of(sign)
-sgn_ = inplace_of(sgn)
-sqrt_ = inplace_of(sqrt)
-rsqrt_ = inplace_of(rsqrt)
-square_ = inplace_of(square)
-exp_ = inplace_of(exp)
-exp2_ = inplace_of(exp2)
-expm1_ = inplace_of(expm1)
-log_ = inplace_of(log)
-log2_ = inplace_of(log2)
-log10_ = inplace_of(log10)
-log1p_ = inplace_of(log1p)
-sin_ = inplace_of(sin)
-cos_ = inplace_of(cos)
-tan_ = inplace_of(tan)
-asin_ = inplace_of(asin)
-acos_ = inplace_of(acos)
-atan_ = inplace_of(atan)
-arcsin_ = inplace_of(asin, "arcsin_")
-arccos_ = inplace_of(acos, "arccos_")
-arctan_ = inplace_of(atan, "arctan_")
-sinh_ = inplace_of(sinh)
-cosh_ = inplace_of(cosh)
-tanh_ = inplace_of(tanh)
-asinh_ = inplace_of(asinh)
-acosh_ = inplace_of(acosh)
-atanh_ = inplace_of(atanh)
-arcsinh_ = inplace_of(asinh, "arcsinh_")
-arccosh_ = inplace_of(acosh, "arccosh_")
-arctanh_ = inplace_of(atanh, "arctanh_")
-sigmoid_ = inplace_of(sigmoid)
-relu_ = inplace_of(relu)
-ceil_ = inplace_of(ceil)
-floor_ = inplace_of(floor)
-trunc_ = inplace_of(trunc)
-fix_ = inplace_of(trunc, "fix_")
-frac_ = inplace_of(frac)
-reciprocal_ = inplace_of(reciprocal)
-erf_ = inplace_of(erf)
-erfc_ = inplace_of(erfc)
-erfinv_ = inplace_of(erfinv)
-logical_not_ = inplace_of(logical_not)
-bitwise_not_ = inplace_of(bitwise_not)
-deg2rad_ = inplace_of(deg2rad)
-rad2deg_ = inplace_of(rad2deg)
-lgamma_ = inplace_of(lgamma)
-digamma_ = inplace_of(digamma)
-sinc_ = inplace_of(sinc)
-round_ = inplace_of(round)
-logit_ = inplace_of(logit)
-nan_to_num_ = inplace_of(nan_to_num)
-clamp_ = inplace_of(clamp)
-clip_ = inplace_of(clamp, "clip_")
-clamp_min_ = inplace_of(clamp_min)
-clamp_max_ = inplace_of(clamp_max)
-pow_ = inplace_of(pow)
-def _fast_inplace(generic, ufunc_name):
-    """``x.op_(other)`` that writes straight into ``x`` with ``ufunc(x, other, out=x)`` when no
-    graph is recorded and dtypes already agree (optimizer updates, ``+=`` on buffers); anything
-    else, including every error case, takes the generic derived path."""
-    cpu_ufunc = getattr(CPU.xp, ufunc_name)
-    name = generic.__name__
-
-    def op_(self, other, **kwargs):
-        plain = not kwargs or all(v is None or (k == "alpha" and v == 1) for k, v in kwargs.items())
-        if (plain and self.__class__ is Tensor and self.layout is strided
-                and self.dtype.is_floating_point and _profiler.ACTIVE is None):
-            oc = other.__class__
-            if oc is Tensor:
-                ok = other.layout is strided and other.dtype is self.dtype and other.device is self.device
-                b = other._data if ok else None
-                rg = other._rg
-            else:
-                ok = oc is float or oc is int
-                b = other
-                rg = False
-            if ok and not ((self._rg or rg) and _grad_enabled()):
-                a = self._data
-                try:
-                    if self.device is CPU_DEVICE:
-                        cpu_ufunc(a, b, out=a)
-                    elif not writeable(a):  # CuPy has no read-only flag: generic path raises
-                        return generic(self, other, **kwargs)
-                    else:
-                        getattr(_dispatch.get_backend(self.device).xp, ufunc_name)(a, b, out=a)
-                except (ValueError, TypeError):
-                    # a read-only view or a shape that does not fit: the generic path explains
-                    return generic(self, other, **kwargs)
-                _dispatch.bump_version(self)
-                return self
-        return generic(self, other, **kwargs)
-
-    op_.__name__ = op_.__qualname__ = name
-    op_.__doc__ = generic.__doc__
-    return op_
-
-
-add_ = _fast_inplace(inplace_of(add), "add")
-sub_ = _fast_inplace(inplace_of(sub), "subtract")
-subtract_ = inplace_of(sub, "subtract_")
-mul_ = _fast_inplace(inplace_of(mul), "multiply")
-multiply_ = inplace_of(mul, "multiply_")
-div_ = _fast_inplace(inplace_of(div), "true_divide")
-divide_ = inplace_of(div, "divide_")
-true_divide_ = inplace_of(true_divide, "true_divide_")
-floor_divide_ = inplace_of(floor_divide)
-remainder_ = inplace_of(remainder)
-fmod_ = inplace_of(fmod)
-atan2_ = inplace_of(atan2)
-hypot_ = inplace_of(hypot)
-xlogy_ = inplace_of(xlogy)
-copysign_ = inplace_of(copysign)
-eq_ = inplace_of(eq)
-ne_ = inplace_of(ne)
-lt_ = inplace_of(lt)
-le_ = inplace_of(le)
-gt_ = inplace_of(gt)
-ge_ = inplace_of(ge)
-logical_and_ = inplace_of(logical_and)
-logical_or_ = inplace_of(logical_or)
-logical_xor_ = inplace_of(logical_xor)
-bitwise_and_ = inplace_of(bitwise_and)
-bitwise_or_ = inplace_of(bitwise_or)
-bitwise_xor_ = inplace_of(bitwise_xor)
-lerp_ = inplace_of(lerp)
-addcmul_ = inplace_of(addcmul)
-addcdiv_ = inplace_of(addcdiv)
 
 
 def _public_names(namespace, exclude):
@@ -1022,5 +1009,5 @@ def _public_names(namespace, exclude):
 
 
 __all__ = _public_names(globals(), {"unary", "binary", "make_binary", "call", "defop", "record", "wrap",
-                                    "check_tensor", "check_tensor_or_number", "inplace_of",
+                                    "check_tensor", "check_tensor_or_number",
                                     "is_scalar", "with_out", "dense_result_error", "values_kernels"})

@@ -7,6 +7,7 @@ import numbers
 
 from .. import _flags, _jit
 from .._tensor import Tensor
+from .._variants import method
 from ._util import check_tensor
 
 __all__ = [
@@ -49,6 +50,7 @@ def is_complex(input):
     return check_tensor(input, "is_complex").dtype.is_complex
 
 
+@method
 def is_nonzero(input):
     """Returns True if the single-element ``input`` is not equal to zero after type conversions."""
     check_tensor(input, "is_nonzero")
@@ -60,6 +62,7 @@ def is_nonzero(input):
     return bool(input.item() != 0)
 
 
+@method
 def is_same_size(input, other):
     """True if ``input`` and ``other`` have the same shape."""
     check_tensor(input, "is_same_size")

@@ -16,6 +16,7 @@ from .. import _autocast as _ac
 from .._dispatch import get_backend, wrap
 from .._layout import strided
 from .._tensor import Tensor
+from .._variants import method
 from ._util import check_tensor, dense_only, norm_dim, with_out
 from .sorting import return_type
 
@@ -113,6 +114,7 @@ def _quantile(input, q, dim, keepdim, interpolation, fname, ignore_nan):
     return r
 
 
+@method
 @_ac.policy(_ac.FP32)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Computes the q-th quantiles of each row of ``input`` along ``dim`` (all elements when
@@ -121,6 +123,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
                     out, "quantile")
 
 
+@method
 @_ac.policy(_ac.FP32)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """A variant of :func:`quantile` that ignores NaN values (an all-NaN slice gives NaN)."""
@@ -130,6 +133,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 # ---- nanmedian, mode, msort ----
 
+@method
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """The lower median of ``input``, ignoring NaN (a slice of all NaN gives NaN). With ``dim``:
     (values, indices) along ``dim``."""
@@ -158,6 +162,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     return r if out is None else type(r)(v.copy_(w) for v, w in zip(out, r))
 
 
+@method
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """The mode (most frequent value; the smallest among ties) of each slice of ``input`` along
     ``dim``, and the index of its last occurrence."""
@@ -191,6 +196,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     return r if out is None else type(r)(v.copy_(w) for v, w in zip(out, r))
 
 
+@method
 def msort(input, *, out=None):
     """Sorts the elements of ``input`` along its first dimension in ascending order by value."""
     check_tensor(input, "msort")
@@ -200,6 +206,7 @@ def msort(input, *, out=None):
 
 # ---- cov, corrcoef ----
 
+@method
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Estimates the covariance matrix of the variables given by the ``input`` matrix, where rows
     are the variables and columns are the observations (a 1-D input is one variable)."""
@@ -251,6 +258,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return c.squeeze() if input.ndim < 2 else c
 
 
+@method
 def corrcoef(input):
     """Estimates the Pearson product-moment correlation coefficient matrix of the variables
     given by the ``input`` matrix (rows are variables, columns observations)."""

@@ -35,6 +35,7 @@ from .._generator import (  # noqa: F401 - seeding functions are public here too
 )
 from .._layout import strided
 from .._tensor import Tensor
+from .._variants import method
 from ._data import (
     TORCH_NAMES,
     broadcast_shape,
@@ -512,6 +513,7 @@ def _check_prob_tensor(p, what):
     return h
 
 
+@method
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples: element ``i`` is 1 with probability ``input[i]`` (or ``p`` when given)."""
     check_tensor(input, "bernoulli")
@@ -540,6 +542,7 @@ def poisson(input, generator=None):
     return call(_poisson_op, (input,), (place(values, input.dtype, input.device)._data,))
 
 
+@method
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices sampled from the categorical distributions in the rows of ``input``
     (non-negative weights, not necessarily normalised); int64, never differentiable."""
@@ -643,6 +646,7 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     return _overwrite(input, "uniform_", _uniform_op, values)
 
 
+@method
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     """Fills ``input`` with samples from N(``mean``, ``std``**2)."""
     _dense_self(input, "normal_")
@@ -655,6 +659,7 @@ def normal_(input, mean=0.0, std=1.0, *, generator=None):
     return _overwrite(input, "normal_", _normal_fill_op, values)
 
 
+@method
 def bernoulli_(input, p=0.5, *, generator=None):
     """Fills ``input`` with 0/1 samples, 1 with probability ``p`` (a number or a tensor
     broadcastable to ``input``)."""
@@ -735,6 +740,7 @@ def random_(input, *args, generator=None, **kwargs):
     return _overwrite(input, "random_", _random_op, values)
 
 
+@method
 def exponential_(input, lambd=1.0, *, generator=None):
     """Fills ``input`` with samples from the exponential distribution with rate ``lambd``."""
     _dense_self(input, "exponential_")
@@ -752,6 +758,7 @@ _cauchy_op = _sampling_op("cauchy")
 _log_normal_op = _sampling_op("log_normal")
 
 
+@method
 def geometric_(input, p, *, generator=None):
     """Fills ``input`` with samples of the geometric distribution (trials to the first success,
     success probability ``p``)."""
@@ -765,6 +772,7 @@ def geometric_(input, p, *, generator=None):
     return _overwrite(input, "geometric_", _geometric_op, values)
 
 
+@method
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     """Fills ``input`` with samples of the Cauchy distribution."""
     _dense_self(input, "cauchy_")
@@ -777,6 +785,7 @@ def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     return _overwrite(input, "cauchy_", _cauchy_op, values)
 
 
+@method
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     """Fills ``input`` with samples whose logarithm is N(``mean``, ``std``**2)."""
     _dense_self(input, "log_normal_")

@@ -20,6 +20,7 @@ from .._dispatch import call, defop, record_if_grad, wrap
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd import profiler as _profiler
+from .._variants import method
 from . import sorting as _sorting
 from . import sparse_reduction as _sparse
 from ._reduce import (
@@ -34,6 +35,7 @@ S = (strided,)
 
 # ---- sum, nansum, mean, nanmean ----
 
+@method
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
     """Sum of ``input`` over ``dim`` (all dims if None); integer and bool input sum to int64.
     COO and CSR input: summing some dims of a COO tensor gives a COO tensor; all dims, or a CSR
@@ -73,6 +75,7 @@ _nansum_op = defop(
 )
 
 
+@method
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
     check_tensor(input, "nansum")
@@ -107,6 +110,7 @@ def _need_float(input, dtype, fname):
     return dt
 
 
+@method
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of ``input`` over ``dim``; floating or complex input (or ``dtype=``) only. COO and
     CSR input as :func:`sum` (the implicit zeros count)."""
@@ -119,6 +123,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return with_out(r, out, "mean")
 
 
+@method
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over the non-NaN elements (NaN where all are NaN)."""
     check_tensor(input, "nanmean")
@@ -164,6 +169,7 @@ def prod_axes(x, axes, keepdim):
     return call(_prod_op, (x,), (axes, keepdim))
 
 
+@method
 @_ac.policy(_ac.FP32)
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of ``input`` (over one ``dim`` if given); integer and bool input give int64."""
@@ -202,6 +208,7 @@ def _extreme(op, input, dim, keepdim, fname, explicit):
     return call(op, (input,), (axes, bool(keepdim)))
 
 
+@method
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims by default); ties share the gradient evenly. COO and CSR
     input as :func:`sum` (the implicit zeros count)."""
@@ -210,6 +217,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     return with_out(_extreme(_amax_op, input, dim, keepdim, "amax", explicit), out, "amax")
 
 
+@method
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims by default); ties share the gradient evenly. COO and CSR
     input as :func:`sum` (the implicit zeros count)."""
@@ -247,6 +255,7 @@ def _max_min(input, dim, keepdim, out, fname, op, is_max):
     return _sorting.write_tuple_out(r, out, fname)
 
 
+@method
 def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
     """``max(input)``: the largest value; ``max(input, dim, keepdim)``: (values, indices) along
     ``dim`` (the gradient goes to the one element at ``indices``); ``max(input, other)``:
@@ -254,6 +263,7 @@ def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's na
     return _max_min(input, dim, keepdim, out, "max", _amax_op, True)
 
 
+@method
 def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
     """``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."""
     return _max_min(input, dim, keepdim, out, "min", _amin_op, False)
@@ -267,6 +277,7 @@ def _no_sparse_indices(input, fname):
         )
 
 
+@method
 def argmax(input, dim=None, keepdim=False):
     """Index of the (first) largest value, over the flattened input if ``dim`` is None."""
     check_tensor(input, "argmax")
@@ -274,6 +285,7 @@ def argmax(input, dim=None, keepdim=False):
     return _sorting.argextreme_public(input, dim, keepdim, "argmax", True)
 
 
+@method
 def argmin(input, dim=None, keepdim=False):
     """Index of the (first) smallest value, over the flattened input if ``dim`` is None."""
     check_tensor(input, "argmin")
@@ -281,6 +293,7 @@ def argmin(input, dim=None, keepdim=False):
     return _sorting.argextreme_public(input, dim, keepdim, "argmin", False)
 
 
+@method
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """(min, max) of ``input`` over ``dim`` (all dims if None)."""
     check_tensor(input, "aminmax")
@@ -305,6 +318,7 @@ _any_op = defop("any", {S: lambda be, x, axes, keepdim: be.xp.asarray(be.xp.any(
                 params=("axes", "keepdim"), zero_preserving=True)
 
 
+@method
 def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
     """True if every element (over ``dim``) is nonzero; uint8 input gives uint8, as in torch."""
     check_tensor(input, "all")
@@ -313,6 +327,7 @@ def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's na
     return with_out(r, out, "all")
 
 
+@method
 def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
     """True if any element (over ``dim``) is nonzero; uint8 input gives uint8, as in torch."""
     check_tensor(input, "any")
@@ -325,6 +340,7 @@ _count_nonzero_op = defop(
     "count_nonzero", {S: lambda be, x, axes: be.xp.asarray((x != 0).sum(axes))}, params=("axes",))
 
 
+@method
 def count_nonzero(input, dim=None):
     """Number of nonzero elements over ``dim`` (int64)."""
     check_tensor(input, "count_nonzero")

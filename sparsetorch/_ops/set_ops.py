@@ -15,6 +15,7 @@ from .. import _dtype as D
 from .._dispatch import call, defop, get_backend, wrap
 from .._layout import strided
 from .._tensor import Tensor
+from .._variants import method
 from ._util import check_tensor, is_scalar, norm_dim, with_out
 
 __all__ = ["bincount", "bucketize", "histc", "isin", "searchsorted", "unique", "unique_consecutive"]
@@ -100,6 +101,7 @@ _unique_op = defop("unique", {S: _unique_impl})
 _unique_consecutive_op = defop("unique_consecutive", {S: _unique_impl})
 
 
+@method
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Returns the unique elements of the input tensor (sorted; ``sorted=False`` also sorts, as
     torch's CPU kernel does). With ``dim``, the unique slices along ``dim``. Optionally the
@@ -107,6 +109,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique_impl(input, return_inverse, return_counts, dim, False, "unique", _unique_op)
 
 
+@method
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Eliminates all but the first element from every consecutive group of equivalent elements."""
     return _unique_impl(input, return_inverse, return_counts, dim, True, "unique_consecutive",
@@ -128,6 +131,7 @@ _bincount_w_op = defop("bincount", {S + S: _bincount_w_kernel}, inputs=("input",
                        params=("minlength",))
 
 
+@method
 def bincount(input, weights=None, minlength=0):
     """Count the frequency of each value in an array of non-negative ints (``weights``: sum the
     weight of each occurrence instead; the result is float64 unless ``weights`` is float32)."""
@@ -182,6 +186,7 @@ def _histc_kernel(be, x, bins, lo, hi):
 _histc_op = defop("histc", {S: _histc_kernel}, params=("bins", "min", "max"))
 
 
+@method
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Computes the histogram of a tensor: ``bins`` equal-width bins between ``min`` and ``max``
     (both 0: the data's minimum and maximum). Elements outside the range are ignored."""

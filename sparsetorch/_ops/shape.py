@@ -19,6 +19,7 @@ from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from .._variants import method
 from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, norm_dims
 
@@ -161,6 +162,7 @@ def view(input, *shape, size=None):
     return call(_view_op, (input,), (shape, in_shape))
 
 
+@method
 def view_as(input, other):
     """``input.view(other.shape)``."""
     check_tensor(other, "view_as", "other")
@@ -183,11 +185,13 @@ def reshape(input, *shape, **kwargs):
     return call(_reshape_copy_op, (input,), params)
 
 
+@method
 def reshape_as(input, other):
     check_tensor(other, "reshape_as", "other")
     return reshape(input, tuple(other.shape))
 
 
+@method
 def flatten(input, start_dim=0, end_dim=-1):
     """Flatten dims ``start_dim..end_dim`` into one (a view when possible)."""
     check_tensor(input, "flatten")
@@ -204,6 +208,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (-1,) + shape[e + 1:])
 
 
+@method
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
     check_tensor(input, "unflatten")
@@ -223,6 +228,7 @@ def unflatten(input, dim, sizes):
     return reshape(input, shape[:d] + inner + shape[d + 1:])
 
 
+@method
 def ravel(input):
     """The elements of ``input`` as a 1-D tensor (a view when contiguous)."""
     check_tensor(input, "ravel")
@@ -253,6 +259,7 @@ _permute_op = defop(
 )
 
 
+@method
 def transpose(input, dim0, dim1):
     """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped (COO and CSR: same layout)."""
     check_tensor(input, "transpose")
@@ -264,9 +271,11 @@ def transpose(input, dim0, dim1):
     return call(_transpose_op, (input,), (d0, d1))
 
 
-swapaxes = swapdims = transpose
+swapaxes = transpose
+swapdims = method(transpose, "swapdims")
 
 
+@method
 def t(input):
     """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views)."""
     check_tensor(input, "t")
@@ -294,6 +303,7 @@ def permute(input, *args, dims=None):
     return call(_permute_op, (input,), (dims,))
 
 
+@method
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (ints or sequences), keeping the others' order."""
     check_tensor(input, "movedim")
@@ -320,7 +330,7 @@ def movedim(input, source, destination):
     return call(_permute_op, (input,), (order,))
 
 
-moveaxis = movedim
+moveaxis = method(movedim, "moveaxis")
 
 
 # ---- squeeze / unsqueeze / expand ----
@@ -337,6 +347,7 @@ _unsqueeze_op = defop(
 )
 
 
+@method
 def squeeze(input, dim=None):
     """A view of ``input`` without its size-1 dims (all of them, or those in ``dim``). COO and
     CSR input give a result of the same layout."""
@@ -349,6 +360,7 @@ def squeeze(input, dim=None):
     return call(_squeeze_op, (input,), (dims, tuple(shape)))
 
 
+@method
 def unsqueeze(input, dim):
     """A view of ``input`` with a size-1 dim inserted at ``dim`` (COO and CSR: same layout)."""
     check_tensor(input, "unsqueeze")
@@ -419,6 +431,7 @@ def expand(input, *sizes, size=None):
     return call(_expand_op, (input,), (shape, tuple(input.shape)))
 
 
+@method
 def expand_as(input, other):
     check_tensor(other, "expand_as", "other")
     return expand(input, tuple(other.shape))
@@ -448,21 +461,25 @@ def _check_meta_inplace(self, name):
         _dispatch.check_inplace_allowed(self, name)
 
 
+@method
 def t_(input):
     _check_meta_inplace(input, "t_")
     return _inplace_view(input, t(input), "t_")
 
 
+@method
 def transpose_(input, dim0, dim1):
     _check_meta_inplace(input, "transpose_")
     return _inplace_view(input, transpose(input, dim0, dim1), "transpose_")
 
 
+@method
 def squeeze_(input, dim=None):
     _check_meta_inplace(input, "squeeze_")
     return _inplace_view(input, squeeze(input, dim), "squeeze_")
 
 
+@method
 def unsqueeze_(input, dim):
     _check_meta_inplace(input, "unsqueeze_")
     return _inplace_view(input, unsqueeze(input, dim), "unsqueeze_")

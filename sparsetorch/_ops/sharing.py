@@ -22,6 +22,7 @@ descriptor hand-over cost about a millisecond, more than sending a small batch's
 from .. import _shm
 from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse._payload import COO, CSR
+from .._variants import method
 from .conversion import _rebuild_tensor, reduce_tensor
 
 __all__ = ["share_memory_", "is_shared", "reduce_shared", "set_send_threshold"]
@@ -36,6 +37,7 @@ def _arrays(t):
     return tuple(getattr(t._data, f) for f in _FIELDS[t.layout])
 
 
+@method
 def is_shared(t):
     """True when the payload of ``t`` lives in shared memory (always True on CUDA, as torch)."""
     if t.device.type != "cpu":
@@ -43,6 +45,7 @@ def is_shared(t):
     return all(_shm.is_shared_array(a) for a in _arrays(t))
 
 
+@method
 def share_memory_(t):
     """Move the payload of ``t`` into shared memory (a no-op when it is already there, and for
     CUDA tensors); returns ``t``."""

@@ -20,6 +20,7 @@ from ._util import check_tensor, norm_dim
 from ..dense.sorting import (  # noqa: F401 - the strided kernels of these ops
     _take_kernel, _flat_index, _put_kernel, _median_all_kernel,
 )
+from .._variants import method
 
 S = (strided,)
 
@@ -178,6 +179,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return _indices(_argsort_payload(input, _dim_arg(input, dim, "argsort"), bool(descending)), input)
 
 
+@method
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002 - torch's name
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices (always sorted)."""
     check_tensor(input, "topk")
@@ -192,6 +194,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     return write_tuple_out(topk_return((vals, _indices(idx, input))), out, "topk")
 
 
+@method
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     check_tensor(input, "kthvalue")
@@ -224,6 +227,7 @@ _median_all_op = defop("median", {S: _median_all_kernel},
                        grads={"input": _median_all_backward})
 
 
+@method
 def median(input, dim=None, keepdim=False, *, out=None):
     """``median(input)``: the lower median of all elements; ``median(input, dim, keepdim)``:
     (values, indices) along ``dim``. NaN propagates."""
@@ -284,12 +288,13 @@ def _cum_extreme(input, dim, fname, is_max, rtype):
     return rtype((vals, _indices(idx, input)))
 
 
+@method
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where each was attained."""
     return write_tuple_out(_cum_extreme(input, dim, "cummax", True, cummax_return), out, "cummax")
 
 
+@method
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the index where each was attained."""
     return write_tuple_out(_cum_extreme(input, dim, "cummin", False, cummin_return), out, "cummin")
-

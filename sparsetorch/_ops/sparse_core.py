@@ -24,6 +24,7 @@ from .._tensor import Tensor
 from ..sparse import _convert as C
 from ..sparse._structure import coo_to_csr as _coo_to_csr
 from ..sparse._payload import COO, CSR, validate_coo, validate_csr
+from .._variants import method
 from ._data import data_tensor
 from ._util import check_tensor
 
@@ -157,6 +158,7 @@ _coalesce_op = defop(
 )
 
 
+@method
 def coalesce(input):
     """Sort the indices of a COO tensor and sum duplicate entries; ``input`` if already done."""
     check_tensor(input, "coalesce")
@@ -167,6 +169,7 @@ def coalesce(input):
     return call(_coalesce_op, (input,))
 
 
+@method
 def is_coalesced(input):
     if input.layout is strided:
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
@@ -182,6 +185,7 @@ _to_dense_op = defop(
 )
 
 
+@method
 def to_dense(input, dtype=None, *, masked_grad=True):
     """The dense (strided) tensor; its gradient w.r.t. a sparse input is masked to its pattern."""
     check_tensor(input, "to_dense")
@@ -211,6 +215,7 @@ _to_csr_op = defop(
 )
 
 
+@method
 def to_sparse_coo(input):
     check_tensor(input, "to_sparse_coo")
     if input.layout is sparse_coo:
@@ -218,6 +223,7 @@ def to_sparse_coo(input):
     return call(_to_coo_op, (input,), (None,))
 
 
+@method
 def to_sparse_csr(input, dense_dim=None):
     check_tensor(input, "to_sparse_csr")
     if input.layout is sparse_csr:
@@ -227,6 +233,7 @@ def to_sparse_csr(input, dense_dim=None):
     return call(_to_csr_op, (input,))
 
 
+@method
 def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """``to_sparse(sparse_dim)`` -> COO with the first ``sparse_dim`` dims sparse (hybrid);
     ``to_sparse(layout=sparsetorch.sparse_csr)`` -> CSR."""
@@ -261,6 +268,7 @@ def mask_grad(grad, input):
     return sparse_mask(grad, input)
 
 
+@method
 def sparse_mask(input, mask):
     """``input``'s values at the stored positions of the sparse ``mask`` (mask's values ignored).
 
@@ -287,6 +295,7 @@ def _check_layout(input, lay, fname):
         )
 
 
+@method
 def values(input):
     """Stored values (differentiable). COO must be coalesced, as in torch."""
     check_tensor(input, "values")
@@ -299,6 +308,7 @@ def values(input):
     return call(_values_op, (input,))
 
 
+@method
 def _values(input):
     """Stored values without the coalesced check (duplicates included); detached, as in torch
     (the values of an uncoalesced tensor are a representation, not a function of the tensor).
@@ -313,6 +323,7 @@ def _index_tensor(arr, t):
     return wrap(arr, D.from_numpy_dtype(arr.dtype) if hasattr(arr, "dtype") else D.int64, t.device, strided)
 
 
+@method
 def indices(input):
     """The ``[sparse_dim, nnz]`` int64 indices of a coalesced COO tensor."""
     _check_layout(input, sparse_coo, "indices")
@@ -321,27 +332,32 @@ def indices(input):
     return _index_tensor(input._data.indices, input)
 
 
+@method
 def _indices(input):
     _check_layout(input, sparse_coo, "_indices")
     return _index_tensor(input._data.indices, input)
 
 
+@method
 def crow_indices(input):
     _check_layout(input, sparse_csr, "crow_indices")
     return _index_tensor(input._data.crow, input)
 
 
+@method
 def col_indices(input):
     _check_layout(input, sparse_csr, "col_indices")
     return _index_tensor(input._data.col, input)
 
 
+@method
 def _nnz(input):
     if input.layout is strided:
         raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
     return int(input._data.nnz)
 
 
+@method
 def sparse_dim(input):
     if input.layout is sparse_coo:
         return input._data.sparse_dim
@@ -350,6 +366,7 @@ def sparse_dim(input):
     return 0
 
 
+@method
 def dense_dim(input):
     if input.layout is sparse_coo:
         return input._data.dense_dim
@@ -517,6 +534,7 @@ def _invariants_enabled():
     return _INVARIANTS[0]
 
 
+@method
 def to_scipy(input):
     """A SciPy sparse array sharing this tensor's buffers (see :func:`sparsetorch.sparse.to_scipy`)."""
     return scipy_array(input)

@@ -17,6 +17,7 @@ sparse operand has its pattern.
 from .. import _dtype as D
 from .._layout import sparse_coo, strided
 from .._tensor import Tensor
+from .._variants import method
 from ._util import with_out
 from .creation import arange
 from .legacy import _scalar
@@ -104,6 +105,7 @@ def _expanded(mat1, mat2):
     return idx, prod.reshape(-1)
 
 
+@method
 def smm(input, mat2):
     """COO ``input`` @ strided ``mat2`` as a COO matrix (torch's ``sspaddmm`` with an empty
     ``input``)."""
@@ -114,6 +116,7 @@ def smm(input, mat2):
     return sparse_coo_tensor(idx, vals, (input.shape[0], mat2.shape[1]), check_invariants=False)
 
 
+@method
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` with ``input``, ``mat1`` COO and ``mat2``
     strided; the result is an uncoalesced COO (``input``'s entries, then the product's)."""

@@ -35,6 +35,7 @@ from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse import _structure as K
 from ..sparse._convert import _unravel, linear_index
 from ..sparse._payload import COO, CSR
+from .._variants import method
 from ._util import check_tensor
 from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
 
@@ -317,6 +318,7 @@ def csr_clone(x):
     return _csr(x, p.crow.copy(), p.col.copy(), _vals(x).clone(), p.shape)
 
 
+@method
 def narrow_copy(input, dim, start, length):
     """A copy of ``input.narrow(dim, start, length)`` (dense or sparse)."""
     check_tensor(input, "narrow")

@@ -11,7 +11,8 @@ import math
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._util import check_tensor, inplace_of, with_out
+from .._variants import method
+from ._util import check_tensor, with_out
 from .pointwise import FLOAT, TRUE_DIV, binary, lgamma, sgn, unary, where
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -61,7 +62,7 @@ erfcx = unary("erfcx", lambda be, x: be.special.erfcx(x),
 # ---- modified Bessel functions of the first kind (differentiable, as torch) ----
 
 i0 = unary("i0", lambda be, x: be.special.i0(x), lambda grad, input: grad * i1(input), FLOAT, False,
-           "The zeroth order modified Bessel function of the first kind.")
+           "The zeroth order modified Bessel function of the first kind.", inplace=True)
 i0e = unary("i0e", lambda be, x: be.special.i0e(x),
             lambda grad, input, result: grad * (i1e(input) - sgn(input) * result), FLOAT, False,
             "The exponentially scaled zeroth order modified Bessel function ``exp(-|x|) * i0(x)``.")
@@ -149,6 +150,7 @@ def _both_tensors(name, input, other):
                             "wrap numbers with torch.tensor(...)")
 
 
+@method
 def igamma(input, other, *, out=None):
     """The regularized lower incomplete gamma function ``P(input, other)``; differentiable in
     ``other`` only (as torch)."""
@@ -156,6 +158,7 @@ def igamma(input, other, *, out=None):
     return _igamma(input, other, out=out)
 
 
+@method
 def igammac(input, other, *, out=None):
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input, other)``;
     differentiable in ``other`` only (as torch)."""
@@ -165,6 +168,7 @@ def igammac(input, other, *, out=None):
 
 # ---- multivariate log-gamma (composite: lgamma gives the derivative) ----
 
+@method
 def mvlgamma(input, p, *, out=None):
     """The multivariate log-gamma function of dimension ``p``, elementwise:
     ``p (p - 1) / 4 * log(pi) + sum_{i=0}^{p-1} lgamma(input - i / 2)``."""
@@ -223,6 +227,5 @@ hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda sp, k, x: sp
 laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda sp, k, x: sp.eval_laguerre(k, x))
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda sp, k, x: sp.eval_legendre(k, x))
 
-i0_ = inplace_of(i0)
 
-__all__ = ["i0", "i0_", "igamma", "igammac", "mvlgamma"]
+__all__ = ["i0", "igamma", "igammac", "mvlgamma"]

@@ -13,6 +13,7 @@ from .. import _dtype as D
 from .. import _torch_warnings
 from .._dispatch import call, defop
 from .._layout import strided
+from .._variants import method
 from ._reduce import (
     TORCH_NAME, is_float, keep_shape, keepdims, quiet, reduce_axes, reduced_count, sum_axes,
     sum_dtype,
@@ -102,11 +103,13 @@ def _var_std(op, input, dim, unbiased, keepdim, correction, fname):
     return call(op, (input,), (axes, bool(keepdim), correction), dt, None)
 
 
+@method
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0)."""
     return with_out(_var_std(_var_op, input, dim, unbiased, keepdim, correction, "var"), out, "var")
 
 
+@method
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation over ``dim`` (see :func:`var`); its gradient is 0 where it is 0."""
     return with_out(_var_std(_std_op, input, dim, unbiased, keepdim, correction, "std"), out, "std")
@@ -206,6 +209,7 @@ def vector_norm(input, p, axes, keepdim, fname="linalg.vector_norm"):
     return call(_norm_op, (input,), (p, axes, bool(keepdim)), input.dtype.to_real(), None)
 
 
+@method
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     """Vector p-norm over ``dim`` (all dims if None), or a matrix norm for ``p='fro'``/``'nuc'``.
 
@@ -298,6 +302,7 @@ def _logsumexp_input_backward(grad, input, result, axes, keepdim):
     return g * (e / e.sum(dims, keepdim=True)).to(input.dtype)
 
 
+@method
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (the max is subtracted first)."""
     check_tensor(input, "logsumexp")
@@ -376,11 +381,13 @@ def _cum(op, input, dim, dtype, out, fname):
     return with_out(call(op, (input,), (d,), dt, dt), out, fname)
 
 
+@method
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim`` (integer and bool input give int64)."""
     return _cum(_cumsum_op, input, dim, dtype, out, "cumsum")
 
 
+@method
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``; the gradient is exact where the input has zeros."""
     return _cum(_cumprod_op, input, dim, dtype, out, "cumprod")
@@ -441,11 +448,13 @@ def _softmax_like(op, input, dim, dtype, fname):
     return call(op, (x,), (norm_dim(dim, x.ndim, fname),))
 
 
+@method
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably; ``dtype`` casts the input first."""
     return _softmax_like(_softmax_op, input, dim, dtype, "softmax")
 
 
+@method
 def log_softmax(input, dim, dtype=None):
     """``x - logsumexp(x)`` along ``dim``, computed stably; ``dtype`` casts the input first."""
     return _softmax_like(_log_softmax_op, input, dim, dtype, "log_softmax")

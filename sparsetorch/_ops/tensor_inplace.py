@@ -19,6 +19,7 @@ from .._dispatch import call, defop, inplace
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD_ENABLED
+from .._variants import method
 from ._data import checked_fill_value
 from ._util import check_tensor
 
@@ -58,6 +59,7 @@ def _fill_diagonal(input, mask, value):
     return input.masked_fill(mask, value)
 
 
+@method
 def fill_diagonal_(input, fill_value, wrap=False):
     """Fills the main diagonal of a tensor with at least 2 dimensions (all of equal length
     when more than 2); ``wrap`` restarts the diagonal after N columns for tall matrices."""
@@ -137,6 +139,7 @@ def _strided_payload(source, storage_offset, size, stride):
     return be.xp.lib.stride_tricks.as_strided(base, size, tuple(s * item for s in stride))
 
 
+@method
 def set_(input, source=None, storage_offset=None, size=None, stride=None):
     """Makes ``input`` share ``source``'s elements (and take its size), or become empty when
     called without a source. See the module docstring for the forms."""
