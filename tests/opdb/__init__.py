@@ -2,14 +2,14 @@
 
 from ._core import ErrorInput, OpInfo, Sample, make  # noqa: F401
 from . import (
-    creation, distance_fill, fft, indexing, linalg, linalg_module, misc, pointwise, reduction, set_ops, shape,
-    sparse_core, sparse_legacy, sparse_linalg, sparse_reduction, sparse_shape, special,
+    creation, distance_fill, fft, indexing, linalg, linalg_module, misc, pointwise, queries, reduction,
+    set_ops, shape, sparse_core, sparse_legacy, sparse_linalg, sparse_reduction, sparse_shape, special,
 )
 
 OP_DB = []
 for _m in (pointwise, creation, shape, indexing, reduction, linalg, sparse_core, sparse_linalg,
            sparse_reduction, sparse_shape, set_ops, misc, special, linalg_module, sparse_legacy, fft,
-           distance_fill):
+           distance_fill, queries):
     OP_DB.extend(_m.OPS)
 
 from . import nn as _nn_rows  # noqa: E402 - nn.functional rows (issue 15)
