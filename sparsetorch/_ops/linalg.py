@@ -132,7 +132,7 @@ _mm_op = defop(
            "mat2": lambda grad, input: mm(mT(input), grad)},
 )
 _bmm_op = defop(
-    "bmm", {SS: _matmul_kernel, **_sparse(_spl.bmm_sparse)}, inputs=("input", "mat2"),
+    "bmm", {SS: _matmul_kernel, **_spl.BMM_KERNELS}, inputs=("input", "mat2"),
     grads={"input": lambda grad, mat2: bmm(grad, mT(mat2)),
            "mat2": lambda grad, input: bmm(mT(input), grad)},
 )
@@ -408,10 +408,13 @@ def _axpby_kernel(be, c, p, beta, alpha):
     return r
 
 
+def _add_product_mixed(input, product, beta, alpha):
+    """``beta * input + alpha * product``, one strided and one sparse: the result is dense."""
+    return call(_axpby_op, (to_dense(input), to_dense(product)), (beta, alpha))
+
+
 def add_product_sparse(input, product, beta, alpha):
-    """``beta * input + alpha * product`` where one of them is sparse (addmm's last step)."""
-    if product.layout is strided or input.layout is strided:  # the result is dense: linalg's dense op
-        return call(_axpby_op, (to_dense(input), to_dense(product)), (beta, alpha))
+    """``beta * input + alpha * product``, both sparse (addmm's last step): sparse."""
     if tuple(input.shape) != tuple(product.shape):
         raise RuntimeError(
             f"addmm: a sparse input must have the product's shape {list(product.shape)}, got "
@@ -433,8 +436,11 @@ def add_product_sparse(input, product, beta, alpha):
     return to_sparse_csr(r) if both_csr else r
 
 
+_BOTH_SPARSE = composite(add_product_sparse)
 _axpby_op = defop(
-    "_add_product", {SS: _axpby_kernel, **_sparse(add_product_sparse)},
+    "_add_product",
+    {SS: _axpby_kernel, **_sparse(_add_product_mixed),  # one strided operand: a dense result
+     **{(a, b): _BOTH_SPARSE for a in (sparse_coo, sparse_csr) for b in (sparse_coo, sparse_csr)}},
     inputs=("input", "product"), params=("beta", "alpha"),
     grads={"input": lambda grad, beta: grad * beta, "product": lambda grad, alpha: grad * alpha},
 )

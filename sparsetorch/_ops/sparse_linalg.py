@@ -24,7 +24,7 @@ block-diagonal matrices that share their values; both are differentiable re-patt
 from .. import _dtype as D
 from .._backend import CPU, get_backend
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, defop, record_if_grad, result_layout, wrap
+from .._dispatch import call, composite, defop, record_if_grad, result_layout, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
@@ -265,18 +265,40 @@ def matmul_sparse(input, other):
     )
 
 
-def bmm_sparse(input, mat2):
-    """Batched product with a 3-D sparse operand: one block-diagonal 2-D product."""
+# bmm with a 3-D sparse operand: one block-diagonal 2-D product, one entry per layout pair
+
+def _bmm_sparse_sparse(input, mat2):
     b, m, _ = input.shape
     n = mat2.shape[2]
-    if input.layout is not S and mat2.layout is not S:
-        lay = R if input.layout is R and mat2.layout is R else O
-        return _unblock(_prod(_blockdiag(input), _blockdiag(mat2)), b, m, n, lay)
-    if input.layout is not S:
-        x = reshape_to(mat2, (b * mat2.shape[1], n))
-        return reshape_to(_prod(_blockdiag(input), x), (b, m, n))
-    # dense @ sparse, batch by batch: out_b^T = S_b^T @ D_b^T
-    k = input.shape[2]
+    lay = R if input.layout is R and mat2.layout is R else O  # CSR @ CSR stays CSR
+    return _unblock(_prod(_blockdiag(input), _blockdiag(mat2)), b, m, n, lay)
+
+
+def _bmm_sparse_dense(input, mat2):
+    b, m, _ = input.shape
+    n = mat2.shape[2]
+    x = reshape_to(mat2, (b * mat2.shape[1], n))
+    return reshape_to(_prod(_blockdiag(input), x), (b, m, n))
+
+
+def _bmm_dense_sparse(input, mat2):
+    # batch by batch: out_b^T = S_b^T @ D_b^T
+    b, m, k = input.shape
+    n = mat2.shape[2]
     dt = reshape_to(mT(input), (b * k, m))
     r = _prod(_blockdiag(mat2), dt, True)  # [B*N, M]
     return mT(reshape_to(r, (b, n, m)))
+
+
+BMM_KERNELS = {}  # bmm's kernel-table entries for every layout pair with a sparse operand
+for _a in (O, R):
+    BMM_KERNELS[(_a, S)] = composite(_bmm_sparse_dense)
+    BMM_KERNELS[(S, _a)] = composite(_bmm_dense_sparse)
+    for _b in (O, R):
+        BMM_KERNELS[(_a, _b)] = composite(_bmm_sparse_sparse)
+del _a, _b
+
+
+def bmm_sparse(input, mat2):
+    """Batched product with a 3-D sparse operand (matmul's 3-D case): ``BMM_KERNELS``' entry."""
+    return BMM_KERNELS[(input.layout, mat2.layout)].fn(input, mat2)
