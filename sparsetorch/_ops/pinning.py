@@ -22,17 +22,21 @@ def _arrays(x):
     return (x,)
 
 
-def _pin_kernel(be, x):
-    if x.__class__ is COO:
-        return COO(pinned_copy(x.indices), pinned_copy(x.values), x.shape, x.coalesced)
-    if x.__class__ is CSR:
-        return CSR(pinned_copy(x.crow), pinned_copy(x.col), pinned_copy(x.values), x.shape)
+def _pin_dense(be, x):
     return pinned_copy(x)
+
+
+def _pin_coo(be, x):
+    return COO(pinned_copy(x.indices), pinned_copy(x.values), x.shape, x.coalesced)
+
+
+def _pin_csr(be, x):
+    return CSR(pinned_copy(x.crow), pinned_copy(x.col), pinned_copy(x.values), x.shape)
 
 
 _pin_op = defop(
     "_pin_memory",
-    {(strided,): _pin_kernel, (sparse_coo,): _pin_kernel, (sparse_csr,): _pin_kernel},
+    {(strided,): _pin_dense, (sparse_coo,): _pin_coo, (sparse_csr,): _pin_csr},
     grads={"input": lambda grad: grad},
     zero_preserving=True,
 )
