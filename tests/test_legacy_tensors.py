@@ -474,6 +474,25 @@ def test_new_on_sparse_forms():
         c.new(2, 2)
 
 
+def test_new_on_sparse_does_not_warn():
+    # torch's x.new(...) on a sparse tensor never warns (only torch.sparse.<T>Tensor(...) does);
+    # dlrm's optim/rwsadagrad.py builds its row-wise update with grad.new(indices, values, size)
+    from sparsetorch._ops import legacy
+    i = st.tensor([[0, 2]])
+    for mod in (torch, st):
+        legacy._WARNED.clear()
+        x = mod.sparse_coo_tensor(mod.tensor([[0, 1]]), mod.ones(2, 3), (4, 3))
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message="Sparse invariant checks")
+            y = x.new(i if mod is st else torch.tensor([[0, 2]]), mod.tensor([1.0, 2.0]), [4])
+            z = x.new(2, 3)
+        assert [str(w.message) for w in rec] == []
+        assert y.to_dense().tolist() == [1.0, 0.0, 2.0, 0.0] and z.shape == (2, 3)
+    with pytest.warns(UserWarning, match="deprecated"):  # the constructor still warns
+        st.sparse.FloatTensor(i, st.tensor([1.0, 2.0]), (4,))
+
+
 def test_legacy_tensor_constructor():
     for expr in ("torch.Tensor(2, 3)", "torch.Tensor(torch.Size([2, 3]))", "torch.Tensor()"):
         _same(expr, values=False)

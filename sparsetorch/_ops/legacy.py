@@ -147,14 +147,16 @@ def _device_arg(device, kwargs):
 
 # ---- the constructors ----
 
-def legacy_new(dtype, device, layout, args, kwargs):
-    """A tensor of ``dtype``/``device``/``layout`` from a legacy constructor's arguments."""
+def legacy_new(dtype, device, layout, args, kwargs, warn=True):
+    """A tensor of ``dtype``/``device``/``layout`` from a legacy constructor's arguments.
+    ``warn=False`` (``x.new(...)``): no deprecation warning for the sparse forms, as torch's
+    ``new``, which warns only from the ``torch.sparse.<T>Tensor`` constructors."""
     kwargs = dict(kwargs)
     device, given = _device_arg(device, kwargs)
     if layout is strided:
         return _dense(dtype, device, given, args, kwargs)
     if layout is sparse_coo:
-        return _sparse(dtype, device, args, kwargs)
+        return _sparse(dtype, device, args, kwargs, warn)
     raise RuntimeError(f"new(): legacy constructors do not support the {layout.name} layout")
 
 
@@ -229,13 +231,18 @@ def _deprecated(form, hint):
     )
 
 
-def _sparse(dtype, device, args, kwargs):
+def _no_warning(form, hint):
+    return None
+
+
+def _sparse(dtype, device, args, kwargs, warn=True):
+    _warn = _deprecated if warn else _no_warning
     if "size" in kwargs and not args:
         args = (Size(kwargs.pop("size")),)
     if kwargs:
         raise TypeError(f"new() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if not args:
-        _deprecated("", "(0,), dtype=")
+        _warn("", "(0,), dtype=")
         return _empty_sparse((0,), dtype, device)
     a = args[0]
     if isinstance(a, Tensor):
@@ -258,10 +265,10 @@ def _sparse(dtype, device, args, kwargs):
                     f"{values.device.type} was passed"
                 )
             if size is None:
-                _deprecated("indices, values, *, device=", "indices, values, dtype=, device=")
+                _warn("indices, values, *, device=", "indices, values, dtype=, device=")
             else:
-                _deprecated("indices, values, shape, *, device=",
-                            "indices, values, shape, dtype=, device=")
+                _warn("indices, values, shape, *, device=",
+                      "indices, values, shape, dtype=, device=")
             return sparse_coo_tensor(indices, values, size, device=values.device)
         raise _combination(args, kwargs, _SPARSE_SIGNATURES)
     if isinstance(a, Size) and len(args) == 1:
@@ -274,7 +281,7 @@ def _sparse(dtype, device, args, kwargs):
         shape = _sizes(args)
     else:
         raise _combination(args, kwargs, _SPARSE_SIGNATURES)
-    _deprecated("shape, *, device=", "shape, dtype=, device=")
+    _warn("shape, *, device=", "shape, dtype=, device=")
     return _empty_sparse(shape, dtype, device)
 
 
@@ -293,7 +300,7 @@ def tensor_new(self, *args, **kwargs):
     """``x.new(...)``: a legacy constructor with ``x``'s dtype, device and layout."""
     if self.layout is sparse_csr:
         raise RuntimeError("new(): legacy constructors do not support the sparse_csr layout")
-    return legacy_new(self.dtype, self.device, self.layout, args, kwargs)
+    return legacy_new(self.dtype, self.device, self.layout, args, kwargs, False)
 
 
 def tensor_ctor(cls, args, kwargs):
