@@ -47,7 +47,7 @@ FLOORS = {
     # 7. libraries (and their package faces: a library's face is a library module)
     "": LIBRARIES,
     # 8. the one writer of Tensor attributes
-    "_tensor_methods": METHODS,
+    "_tensor_methods": METHODS, "_tensor_datamodel": METHODS,
 }
 ROOT_FACE = "sparsetorch"
 
