@@ -11,8 +11,8 @@ class weights are not differentiable, as in torch (the public functions refuse t
 """
 
 from ..._backend import get_backend
-from ..._dispatch import defop, wrap
-from ..._layout import strided
+from ..._dispatch import composite, defop, wrap
+from ..._layout import sparse_coo, sparse_csr, strided
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
 from .activation import logsigmoid
@@ -20,6 +20,7 @@ from .activation import logsigmoid
 __all__ = ["bce_logits_op", "bce_op", "mse_op", "nll2d_op", "nll_op", "reduction_scale"]
 
 S3 = (strided, strided, strided)
+_LAYOUTS = (strided, sparse_coo, sparse_csr)
 
 
 def _reduce(xp, loss, reduction):
@@ -76,8 +77,19 @@ def _mse_grad(grad, input, target, reduction):
     return (input - target) * reduction_scale(grad * 2.0, n, reduction)
 
 
-mse_op = defop("mse_loss", {(strided, strided): _mse_kernel}, inputs=("input", "target"),
-               params=("reduction",),
+def _mse_composite(input, target, reduction):
+    """A sparse operand: ``(input - target)^2`` by the sparse ops, then reduced (the gradient
+    comes from the parts)."""
+    d = input - target
+    loss = d * d
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+_MSE_KERNELS = {(a, b): composite(_mse_composite) for a in _LAYOUTS for b in _LAYOUTS}
+_MSE_KERNELS[strided, strided] = _mse_kernel
+mse_op = defop("mse_loss", _MSE_KERNELS, inputs=("input", "target"), params=("reduction",),
                grads={"input": _mse_grad,
                       "target": lambda grad, input, target, reduction:
                       -_mse_grad(grad, input, target, reduction)})

@@ -7,7 +7,6 @@ from ... import _autocast as _ac
 from ... import _ops, _torch_warnings
 from ..._dispatch import call
 from ..._dtype import bfloat16, float16, float32, int64, promote_types
-from ..._layout import strided
 from ..._ops._util import check_tensor
 from ...autograd.grad_mode import is_grad_enabled
 from . import _fused_loss as _fl
@@ -108,10 +107,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         return _reduce(loss, reduction)
     check_tensor(input, "mse_loss")
     check_tensor(target, "mse_loss", "target")
-    if input.layout is not strided or target.layout is not strided:  # sparse: the composite
-        d = input - target
-        return _reduce(d * d, reduction)
-    return _fused(_fl.mse_op, (input, target), (reduction,))
+    return _fused(_fl.mse_op, (input, target), (reduction,))  # sparse operands: mse_op's composite
 
 
 @_ac.policy(_ac.FP32)
