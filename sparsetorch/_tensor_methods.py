@@ -189,7 +189,8 @@ def _declare_forwards():
             p if p.default is P.empty else p.replace(default=_Name(f"_d{i}"))
             for i, p in enumerate(params)]))
         body = f"return _ops.{name}({', '.join(args)})"
-        exec(f"def {name}{text}:\n    {body}\n", env)  # noqa: S102 - our own text
+        code = compile(f"def {name}{text}:\n    {body}\n", f"<declared method {name}>", "exec")
+        exec(code, env)  # noqa: S102 - our own text
         fwd = env[name]
         fwd.__qualname__ = f"TensorMethods.{name}"
         fwd.__module__ = __name__

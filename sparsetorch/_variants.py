@@ -25,7 +25,7 @@ function through ``wrap`` (the fast paths of ``add_``/``mul_``...). The registry
 
 from . import _dispatch
 
-__all__ = ["method", "declare", "inplace_of", "METHODS", "FUNCTIONS"]
+__all__ = ["FUNCTIONS", "METHODS", "declare", "inplace_of", "method"]
 
 METHODS = {}
 FUNCTIONS = {}

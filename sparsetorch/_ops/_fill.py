@@ -13,8 +13,8 @@ from .._backend import get_backend
 from .._dispatch import bump_version, call, defop, inplace
 from .._layout import strided
 from .._tensor import Tensor
-from ..autograd.grad_mode import GRAD_ENABLED
 from .._variants import method
+from ..autograd.grad_mode import GRAD_ENABLED
 from ._data import broadcast_shape, checked_fill_value, zero_grad
 from ._util import check_tensor
 

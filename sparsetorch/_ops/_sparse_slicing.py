@@ -15,9 +15,9 @@ from .. import _dtype as D
 from .._dispatch import wrap
 from .._layout import sparse_coo, strided
 from .._tensor import Tensor
+from .._variants import method
 from ..sparse import _structure as K
 from ..sparse._payload import COO
-from .._variants import method
 from ._join import cat
 from ._util import check_tensor
 from .creation import tensor, zeros

@@ -18,8 +18,8 @@ from .. import _dtype as D
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
-from ..autograd.grad_mode import GRAD_ENABLED
 from .._variants import method
+from ..autograd.grad_mode import GRAD_ENABLED
 from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, norm_dims
 

@@ -31,11 +31,11 @@ from .. import _dtype as D
 from .._backend import get_backend
 from .._dispatch import call, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
+from .._variants import method
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse import _structure as K
 from ..sparse._convert import _unravel, linear_index
 from ..sparse._payload import COO, CSR
-from .._variants import method
 from ._util import check_tensor
 from .sparse_core import coalesce, to_sparse_coo, to_sparse_csr, values, with_values
 

@@ -12,9 +12,9 @@ from ... import _ops
 from ..._backend import get_backend
 from ..._dispatch import call, defop, wrap
 from ..._layout import strided
+from ..._ops import relu_ as _relu_  # declared with relu (_variants.py)
 from ..._ops._util import check_tensor
 from ..._ops.pointwise import relu as _relu
-from ..._ops import relu_ as _relu_  # declared with relu (_variants.py)
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
 from ...autograd.grad_mode import is_grad_enabled
