@@ -1,12 +1,12 @@
 """Every public op, declared once in the module of its family, re-exported here: the one index.
 
 The op modules import each other in one direction (a DAG; imports inside functions count), lowest
-first: helpers (``_util``, ``_data``, ``_reduce``, ``_ranges``, ...), ``sparse_core``,
-``creation``, ``sparse_values`` / ``sparse_elementwise``, ``pointwise``, the shape family
-(``sparse_shape``, ``shape``, ``_join``), the indexing family (``_sparse_slicing``, ``indexing``,
-``_masked``, ``_scatter``, ``_index_ops``, ``_slicing``), ``conversion``, the reduction family
-(``sorting``, ``sparse_reduction``, ``reduction``, ``statistics``), the linalg family (``einsum``,
-``matrix``, ``sparse_linalg``, ``linalg``, ``sparse_mm``), then the rest. Where a lower module
+first: helpers (``_util``, ``_data``, ``_ranges``, ...), ``sparse_core``, ``creation``,
+``sparse_values`` / ``sparse_elementwise``, ``pointwise``, the shape family (``sparse_shape``,
+``shape``, ``_join``), the indexing family (``_sparse_slicing``, ``indexing``, ``_masked``,
+``_scatter``, ``_index_ops``, ``_slicing``), ``conversion``, the reduction family (``sorting``,
+``sparse_reduction``, ``_reduce``, ``reduction``, ``statistics``), the linalg family
+(``einsum``, ``matrix``, ``sparse_linalg``, ``linalg``, ``sparse_mm``), then the rest. Where a lower module
 needs an op declared above it, it calls the Tensor method (``t.nonzero()``, ``v.mul(c)``).
 """
 

@@ -3,8 +3,9 @@ reshape/expand/transpose ops that derivative formulas use (``reshape_to``, ``mT`
 op (declared here with its strided and sparse kernels, since formulas use it), and torch's dtype
 names.
 
-Private: ``reduction.py``, ``statistics.py``, ``linalg.py``, ``matrix.py``, ``sparse_mm.py`` and
-``sparse_linalg.py`` import from here; the public ``sum`` is ``reduction.py``'s.
+Private: the reduction and linalg modules (``reduction.py``, ``statistics.py``, ``linalg.py``,
+``sparse_linalg.py``, ...) import from here; the public ``sum`` is ``reduction.py``'s. Above
+``sparse_reduction.py``, whose sparse ``sum`` entries the declaration takes.
 """
 
 from .. import _dtype as D

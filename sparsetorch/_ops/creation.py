@@ -1,7 +1,8 @@
-"""Creation ops: tensor, as_tensor, from_numpy, zeros/ones/empty/full (+ _like), complex.
+"""Creation ops: tensor, as_tensor, asarray, from_numpy, scalar_tensor, zeros/ones/empty/full
+(+ _like), empty_strided, complex, polar.
 
-Ranges (arange, linspace, eye, ...) live in ``_ranges.py`` and the conversion of Python data in
-``_data.py``; random creation (rand, randn, randint, ...) in ``random.py``. Data is converted on
+Ranges (arange, linspace, eye, ...) live in ``_ranges.py`` (re-exported here) and the conversion
+of Python data in ``_data.py``; random creation (rand, randn, randint, ...) in ``random.py``. Data is converted on
 the host with NumPy (interop, not a kernel) and then placed on the target device.
 """
 

@@ -1,4 +1,5 @@
-"""Indexing: ``x[key]``, ``x[key] = value``, index_put: the lowest module of the indexing family.
+"""Indexing: ``x[key]``, ``x[key] = value``, index_put: the lowest dense module of the indexing
+family (``x[key]`` of a sparse tensor is ``_sparse_slicing.py``'s, below it).
 
 torch indexes in two steps: integers, slices, ``None`` and ``...`` give a *view*; index tensors
 (integer or bool) then give a *copy* (advanced indexing, with NumPy's placement rules). The

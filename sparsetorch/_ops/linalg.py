@@ -1,9 +1,10 @@
 """Linear algebra: matrix products (mm, matmul, bmm, mv, dot, vdot, inner, outer) and the
-add-product family (addmm, addmv, baddbmm, addr and their in-place forms).
+add-product family (addmm, addmv, baddbmm, addbmm, addr and their in-place forms).
 
 Products require equal dtypes (as torch); ``outer`` promotes. Kernels are keyed by layout tuple
 (the strided kernels here; every pair with a sparse operand is a composition in
-``sparse_linalg.py``, and addmm's sparse last step, ``add_product_sparse``, is here). Gradients are named
+``sparse_linalg.py``; the add-product's sparse entries are here: a dense result when one operand
+is strided, ``add_product_sparse`` when both are sparse). Gradients are named
 ``_<op>_<input>_backward`` functions written with sparsetorch ops, so they give higher
 derivatives. ``einsum``/``tensordot`` live in ``einsum.py``; diagonals, triangles, trace, cross
 and kron in ``matrix.py`` (``_ops/__init__.py`` imports each module of the family).

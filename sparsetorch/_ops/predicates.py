@@ -1,6 +1,7 @@
 """Top-level predicates and global switches torch code reaches for: numel, is_tensor,
 is_floating_point, is_complex, is_nonzero, is_same_size, detach; the thread count and the
-determinism flags. They return Python values (or the tensor itself), so none is an op.
+determinism flags. They return Python values (``detach``: a tensor sharing the input's data,
+outside the graph), so none is an op.
 """
 
 import numbers

@@ -3,10 +3,10 @@
 Numbers are drawn on the host from a :class:`~sparsetorch.Generator` (torch's mt19937) through
 torch's own transforms (``_sampling``), then moved to the tensor's device: ``manual_seed(s)`` gives
 the numbers torch's CPU generator gives, and float32 results never pass through a float64 array
-that could leak. In-place ops (``uniform_``, ``fill_``, ``copy_`` ...) are derived through
-``_dispatch.inplace`` from a functional op, so their graph semantics match torch: overwriting
-a non-leaf gives a zero gradient to its old history, ``copy_``/``fill_`` pass the gradient to
-``src``/``value``.
+that could leak. The in-place samplers (``uniform_``, ``normal_``, ``bernoulli_`` ...) are derived
+through ``_dispatch.inplace`` from a functional op, so their graph semantics match torch: overwriting a non-leaf gives a zero
+gradient to its old history. ``fill_`` / ``zero_`` / ``copy_`` are ``_fill.py``'s (re-exported
+here).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Reductions: sum, nansum, mean, nanmean, prod, extrema (amax/amin/max/min/argmax/argmin/
 aminmax), and logic (all/any/count_nonzero).
 
-Each op is one ``defop`` (kernels keyed by layout tuple: only the strided kernels exist so far;
-sparse kernels are later new dict entries). dtype rules follow torch: ``sum``/``prod`` turn
+Each op is one ``defop`` (kernels keyed by layout tuple: ``sum``, ``mean``, ``amax`` and ``amin``
+also have COO and CSR entries, from ``sparse_reduction.py``; the others are strided only, and a
+sparse input gets the dispatcher's NotImplementedError). dtype rules follow torch: ``sum``/``prod`` turn
 integer and bool input into int64; ``mean`` accepts floating/complex input only. Reduced ``dim``
 arguments are normalized once into ``axes`` (a sorted tuple, or ``None`` for all dims) before
 the kernel is called (``_reduce.py``). Statistics, norms, cumulative ops and softmax live in
