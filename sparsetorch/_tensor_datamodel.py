@@ -23,14 +23,8 @@ class _DataModelForwards:
         # Tensor(data) / Tensor(*sizes): legacy constructor, float32 as in torch
         return _legacy.tensor_ctor(cls, args, kwargs)
 
-    def stride(self, dim=None):
-        return _ops.stride(self, dim)
-
     def is_contiguous(self, memory_format=None):
         return _ops.is_contiguous(self)
-
-    def data_ptr(self):
-        return _ops.data_ptr(self)
 
     @property
     def T(self):
@@ -56,12 +50,6 @@ class _DataModelForwards:
         _function.retain_grad(self)
 
     # ---- conversion and interop ----
-    def item(self):
-        return _ops.item(self)
-
-    def tolist(self):
-        return _ops.tolist(self)
-
     def numpy(self, *, force=False):
         return _ops.to_numpy(self, force)
 

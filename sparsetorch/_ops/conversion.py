@@ -11,6 +11,7 @@ from .._device import CPU, as_device, device
 from .._dispatch import call, composite, defop, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from .._variants import method
 from ..sparse._payload import COO, CSR
 from .sparse_values import values_kernels
 from . import sparse_shape as _sps
@@ -267,6 +268,7 @@ def _host(t):
     return a if isinstance(a, np.ndarray) else a.get()
 
 
+@method
 def item(input):
     """The value of a one-element tensor as a Python number."""
     n = input.numel()
@@ -275,6 +277,7 @@ def item(input):
     return _host(input).item(0) if input.layout is strided else _host(input.to_dense()).item(0)
 
 
+@method
 def tolist(input):
     """The tensor as (nested) Python lists of numbers (a number for a 0-d tensor)."""
     if input.layout is not strided:  # torch's error (a sparse tensor has no storage)

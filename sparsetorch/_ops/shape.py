@@ -493,6 +493,7 @@ def _dense_only(input, fname):
         raise RuntimeError(f"{fname}(): {input.layout.name} tensors do not have strides")
 
 
+@method
 def stride(input, dim=None):
     """Strides of ``input`` in elements (torch's convention), or the stride of dim ``dim``."""
     _dense_only(input, "stride")
@@ -521,6 +522,7 @@ def is_contiguous(input):
     return bool(input._data.flags.c_contiguous)
 
 
+@method
 def data_ptr(input):
     """Address of the first element (0 for an empty tensor)."""
     _dense_only(input, "data_ptr")
