@@ -1,7 +1,9 @@
 """numba kernels for Embedding / EmbeddingBag (PERF-NOTES.md spike 3 and appendix).
 
 - ``bag_sum``: a ``prange``-over-bags gather-sum, ``fastmath=False``: each bag is summed in id
-  order, as torch does, so plain sums are bitwise comparable to torch's.
+  order, as torch does, so plain sums are bitwise comparable to torch's. Without per-sample
+  weights each bag is one call of the ``gather_sum`` intrinsic (``_gather.py``: the sum held in
+  vector registers, 0.5x the time of the loop below, which weighted bags still use).
 - ``bag_grad``: the *coalesced* sparse gradient of the table straight from the output gradient
   ``G`` (no repeat + sort): unique ids by "mark and scan" over a bitmap of the table's rows
   (an int32 scratch array the size of the table maps each id to its output row), then on one
@@ -20,6 +22,7 @@ from ... import _jit
 __all__ = ["kernels", "num_threads", "release_scratch", "scratch"]
 
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
+gather_sum = None  # set by _build: the numba gather-sum intrinsic (see _gather.py)
 trailing_zeros = None  # set by _build: numba's count-trailing-zeros intrinsic
 _SCRATCH = {}  # table size -> int32 array of -1 (the "mark" array), checked out while in use
 _LOCK = threading.Lock()
@@ -56,13 +59,14 @@ def _build():
         import numpy as np
         from numba import njit, prange
 
-        from . import _prefetch
+        from . import _gather, _prefetch
     except ImportError:
         return False
     # a module global, not a closure variable: numba keys its cache on the closure variables'
     # pickles, and an intrinsic's differs per process (the kernel would recompile every time)
-    global prefetch, trailing_zeros
+    global gather_sum, prefetch, trailing_zeros
     prefetch = _prefetch.prefetch
+    gather_sum = _gather.gather_sum
     from numba.cpython.unsafe.numbers import trailing_zeros
 
     PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
@@ -76,9 +80,19 @@ def _build():
         D = W.shape[1]
         n = ids.size
         Wf = W.reshape(-1)
-        out = np.zeros((B, D), W.dtype)
         has_w = psw.size > 0
         has_s = scale.size > 0
+        if not has_w:  # the sum in registers (see _gather.py)
+            out = np.empty((B, D), W.dtype)
+            for b in prange(B):
+                gather_sum(W, ids, bounds[b], bounds[b + 1], pad, out, b)
+                if has_s:
+                    o = out[b]
+                    s = scale[b]
+                    for d in range(D):
+                        o[d] /= s
+            return out
+        out = np.zeros((B, D), W.dtype)
         for b in prange(B):
             o = out[b]
             for j in range(bounds[b], bounds[b + 1]):
@@ -111,9 +125,19 @@ def _build():
         D = W.shape[1]
         n = ids.size
         Wf = W.reshape(-1)
-        out = np.zeros((B, D), W.dtype)
         has_w = psw.size > 0
         has_s = scale.size > 0
+        if not has_w:  # the sum in registers (see _gather.py)
+            out = np.empty((B, D), W.dtype)
+            for b in range(B):
+                gather_sum(W, ids, bounds[b], bounds[b + 1], pad, out, b)
+                if has_s:
+                    o = out[b]
+                    s = scale[b]
+                    for d in range(D):
+                        o[d] /= s
+            return out
+        out = np.zeros((B, D), W.dtype)
         for b in range(B):
             o = out[b]
             for j in range(bounds[b], bounds[b + 1]):
