@@ -23,6 +23,9 @@ class _DataModelForwards:
         # Tensor(data) / Tensor(*sizes): legacy constructor, float32 as in torch
         return _legacy.tensor_ctor(cls, args, kwargs)
 
+    def stride(self, dim=None):  # written out: torch also takes x.stride(axis=), not handled yet
+        return _ops.stride(self, dim)
+
     def is_contiguous(self, memory_format=None):
         return _ops.is_contiguous(self)
 

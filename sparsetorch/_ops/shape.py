@@ -493,7 +493,6 @@ def _dense_only(input, fname):
         raise RuntimeError(f"{fname}(): {input.layout.name} tensors do not have strides")
 
 
-@method
 def stride(input, dim=None):
     """Strides of ``input`` in elements (torch's convention), or the stride of dim ``dim``."""
     _dense_only(input, "stride")
