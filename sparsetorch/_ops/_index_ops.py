@@ -212,6 +212,3 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     bx, bi = list(b), list(b)
     bx[d], bi[d] = input.shape[d], indices.shape[d]
     return with_out(gather(input.expand(bx), d, indices.expand(bi)), out, "take_along_dim")
-
-
-# ---- derived in-place variants ----

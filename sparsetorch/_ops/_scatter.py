@@ -276,6 +276,3 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     d = _scatter_checks(input, dim, index, src, "scatter_reduce")
     r = call(_scatter_reduce_op, (input, index, src), (d, reduce, bool(include_self)))
     return with_out(r, out, "scatter_reduce")
-
-
-# ---- derived in-place variants ----
