@@ -126,8 +126,6 @@ def masked_scatter(input, mask, source):
     return call(_masked_scatter_op, (input, mask, source), (tuple(source.shape),))
 
 
-
-
 # ---- nonzero ----
 
 _nonzero_op = defop("nonzero", {S: lambda be, x: be.xp.argwhere(x).astype(D.int64.np, copy=False)})

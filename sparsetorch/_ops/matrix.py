@@ -130,8 +130,6 @@ def triu(input, diagonal=0, *, out=None):
     return _tri(_triu_op, input, diagonal, out, "triu")
 
 
-
-
 # ---- cross ----
 
 _cross_op = defop(
