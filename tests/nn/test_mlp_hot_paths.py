@@ -1,0 +1,90 @@
+"""The small-batch MLP hot paths of issue 14 (F.linear's lean path and its payload GEMM backward,
+relu, the DLRM-style interaction) keep torch's values, gradients, node names and errors."""
+
+import numpy as np
+import pytest
+
+import sparsetorch as st
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(shape, dtype=np.float32, seed=0, grad=True):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    x, t = st.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    if grad:
+        x.requires_grad_()
+        t.requires_grad_()
+    return x, t
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_linear_lean_path_values_grads_node(dt, transposed):
+    x, tx = _pair((7, 5) if not transposed else (5, 7), dt, 1)
+    w, tw = _pair((3, 5), dt, 2)
+    b, tb = _pair((3,), dt, 3)
+    if transposed:  # a non-contiguous input view
+        x2, tx2 = x.t(), tx.t()
+    else:
+        x2, tx2 = x, tx
+    y = st.nn.functional.linear(x2, w, b)
+    ty = torch.nn.functional.linear(tx2, tw, tb)
+    assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__ == "AddmmBackward0"
+    assert y.dtype is getattr(st, np.dtype(dt).name)
+    _close(y, ty)
+    g = np.random.default_rng(4).standard_normal((7, 3)).astype(dt)
+    y.backward(st.from_numpy(g.copy()))
+    ty.backward(torch.from_numpy(g.copy()))
+    for p, q in ((x, tx), (w, tw), (b, tb)):
+        _close(p.grad, q.grad)
+        assert p.grad.dtype is p.dtype and tuple(p.grad.shape) == tuple(p.shape)
+
+
+def test_linear_lean_path_double_backward_and_no_grad():
+    x, tx = _pair((4, 3), np.float64, 1)
+    w, tw = _pair((2, 3), np.float64, 2)
+    b, tb = _pair((2,), np.float64, 3)
+    outs = []
+    for lib, xx, ww, bb in ((st, x, w, b), (torch, tx, tw, tb)):
+        y = lib.nn.functional.linear(xx, ww, bb)
+        (gx,) = lib.autograd.grad(y.pow(2).sum(), xx, create_graph=True)
+        gx.sum().backward()
+        outs.append((gx, ww.grad, bb.grad))
+    for p, q in zip(*outs):
+        _close(p, q, 1e-10)
+    with st.no_grad():
+        assert st.nn.functional.linear(x, w, b).grad_fn is None
+    assert st.nn.functional.linear(x.detach(), w.detach(), b.detach()).grad_fn is None
+
+
+def test_linear_lean_path_leaves_errors_and_other_cases_to_the_checked_path():
+    x = st.randn(4, 3)
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        st.nn.functional.linear(x, st.randn(2, 4), st.randn(2))
+    with pytest.raises(RuntimeError):
+        st.nn.functional.linear(x, st.randn(2, 3), st.randn(3))
+    # 3-D input, int64 / float16 inputs and a bias-free call keep their own paths
+    y = st.nn.functional.linear(st.randn(2, 4, 3), st.randn(2, 3, requires_grad=True), st.randn(2))
+    assert tuple(y.shape) == (2, 4, 2)
+    h = st.nn.functional.linear(x.half(), st.randn(2, 3).half(), st.randn(2).half())
+    assert h.dtype is st.float16
+    nb = st.nn.functional.linear(x, st.randn(2, 3, requires_grad=True))
+    assert type(nb.grad_fn).__name__ == "MmBackward0"
+    with pytest.raises(RuntimeError):
+        st.nn.functional.linear(x, st.randn(2, 3, dtype=st.float64), st.randn(2, dtype=st.float64))
+
+
+def test_linear_bias_grad_of_a_broadcast_gradient():
+    # the engine may hand the node an expanded (stride-0) gradient: the GEMV reads it as is
+    x, tx = _pair((6, 3), seed=1)
+    w, tw = _pair((2, 3), seed=2)
+    b, tb = _pair((2,), seed=3)
+    st.nn.functional.linear(x, w, b).sum().backward()
+    torch.nn.functional.linear(tx, tw, tb).sum().backward()
+    for p, q in ((x, tx), (w, tw), (b, tb)):
+        _close(p.grad, q.grad)
