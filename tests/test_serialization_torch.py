@@ -329,6 +329,39 @@ def test_weights_only_is_a_keyword_bool_and_none_means_true():
     assert os.path.basename(ser.__file__) == "__init__.py"
 
 
+def test_force_weights_only_environment_variables_as_torch(monkeypatch):
+    # dlrm_s_pytorch.py saves numpy scalars in its checkpoint and loads it with a plain
+    # torch.load(path, map_location=...): with torch 2.6+ that needs TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
+    data = {"acc": np.float64(0.5), "w": None}
+    tb, sb = io.BytesIO(), io.BytesIO()
+    torch.save(dict(data, w=torch.ones(2)), tb)
+    save(dict(data, w=st.ones(2)), sb)
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", raising=False)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    for buf in (tb, sb):
+        with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected") as rec:
+            out = load(io.BytesIO(buf.getvalue()), map_location=st.device("cpu"))
+        assert rec[0].filename == __file__
+        assert out["acc"] == 0.5 and out["w"].tolist() == [1.0, 1.0]
+        with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected"):
+            torch.load(io.BytesIO(buf.getvalue()))
+        for lib_load, err in ((load, SerializationError), (torch.load, pickle.UnpicklingError)):
+            with pytest.raises(err):  # an explicit weights_only=True is kept
+                lib_load(io.BytesIO(buf.getvalue()), weights_only=True)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "yes")
+    msg = "Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`"
+    for lib_load in (load, torch.load):
+        with pytest.raises(RuntimeError, match=msg):
+            lib_load(io.BytesIO(sb.getvalue()))
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    for lib_load, err in ((load, SerializationError), (torch.load, pickle.UnpicklingError)):
+        with pytest.raises(err):  # forced even where the call asks weights_only=False
+            lib_load(io.BytesIO(sb.getvalue()), weights_only=False)
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    assert load(io.BytesIO(sb.getvalue()), pickle_module=pickle)["acc"] == 0.5  # unset + pickle: False
+    assert torch.load(io.BytesIO(sb.getvalue()), pickle_module=pickle)["acc"] == 0.5
+
+
 def test_tensor_attributes_pickle_protocols_and_unsafe_legacy():
     t = st.ones(2)
     t.tag = "w"

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import struct
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -399,7 +400,7 @@ def _load_from(fh, map_location, weights_only, encoding, mmap_file=None):
     return _decode(open_archive(fh, mmap_file), map_location)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     r"""Loads an object saved with :func:`sparsetorch.save` or :func:`torch.save` from a file.
 
     Reads PyTorch's ZIP format (torch >= 1.6, what ``torch.save`` writes), PyTorch's legacy
@@ -428,7 +429,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             the tensor on the CPU and its saved location (``'cpu'``, ``'cuda:0'``) and returns
             a tensor, or ``None`` for the default placement.
         pickle_module: must be ``None`` (or the standard :mod:`pickle`).
-        weights_only: restrict unpickling to tensors and plain data (default ``True``).
+        weights_only: restrict unpickling to tensors and plain data (default ``True``, or
+            ``False`` with a ``pickle_module``; ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` /
+            ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` override it as in torch).
         mmap: map the file instead of reading it (``f`` must be a path). Tensors are
             copy-on-write views of the file; their CRC is not verified (that would read every page).
         encoding: for Python 2 strings in old PyTorch files (``'ASCII'`` by default; ``'latin1'``).
@@ -439,7 +442,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raise TypeError(f"load() got an unexpected keyword argument {bad[0]!r}")
     if type(weights_only) is not bool and weights_only is not None:
         raise TypeError(f"load(): weights_only must be a bool, got {type(weights_only).__name__}")
-    weights_only = weights_only is not False
+    weights_only = _weights_only(weights_only, pickle_module)
     encoding = pickle_load_args.get("encoding", "ASCII")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
@@ -454,6 +457,34 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if not getattr(f, "seekable", lambda: False)():
         f = io.BytesIO(f.read())  # zip needs random access, as torch does for streams
     return _load_from(f, map_location, weights_only, encoding)
+
+
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _weights_only(weights_only, pickle_module):
+    """torch.load's choice: unset means ``True`` unless a ``pickle_module`` is passed; the
+    environment variables ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` (always) and
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` (only where the call left it unset, with torch's
+    warning) override it."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise RuntimeError(
+            "Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+            "should be set, but both were set.")
+    if force:
+        return True
+    if force_no and not_set:
+        warnings.warn(
+            "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+            "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+            "weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return weights_only
 
 
 def get_unsafe_globals_in_checkpoint(f):
