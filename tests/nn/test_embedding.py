@@ -464,3 +464,34 @@ def test_bag_gather_sum_widths_torch_bits(dim, dtype):
         scale = rng.uniform(1, 3, bounds.size - 1).astype(dtype)
         for s in (e, scale):
             np.testing.assert_array_equal(k[3](w, ids, bounds, 7, e, s), k[0](w, ids, bounds, 7, e, s))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "sqrtn"])
+@pytest.mark.parametrize("pad", [None, 2, -3])
+@pytest.mark.parametrize("form", ["offsets", "last", "2d"])
+def test_bag_lean_path_equals_full_path(mode, pad, form):
+    """The common case's short path (ids and offsets checked and the bounds built in one kernel)
+    gives the full path's bits, forward and gradient; per_sample_weights of ones (exact) send the
+    same bags through the full path. Its grad_fn has torch's two edges."""
+    rng = np.random.default_rng(5)
+    w = st.tensor(rng.standard_normal((9, 5)).astype(np.float32), requires_grad=True)
+    ids = rng.integers(0, 9, 24)
+    ids[::5] = 2 if pad == 2 else 6
+    if form == "2d":
+        x, off = st.tensor(ids.reshape(6, 4)), None
+    else:
+        off = st.tensor([0, 0, 3, 3, 10, 24] if form == "last" else [0, 0, 3, 3, 10])
+        x = st.tensor(ids)
+    last = form == "last"
+    out = F.embedding_bag(x, w, off, mode=mode, padding_idx=pad, include_last_offset=last,
+                          sparse=True)
+    assert len(out.grad_fn.next_functions) == 2
+    g = st.tensor(rng.standard_normal(tuple(out.shape)).astype(np.float32))
+    out.backward(g)
+    lean = w.grad.to_dense().numpy()
+    w.grad = None
+    ref = F.embedding_bag(x, w, off, mode=mode, padding_idx=pad, include_last_offset=last,
+                          sparse=True, per_sample_weights=st.ones(tuple(x.shape)))
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    ref.backward(g)
+    np.testing.assert_allclose(lean, w.grad.to_dense().numpy(), rtol=1e-6, atol=1e-7)

@@ -31,7 +31,8 @@ TensorFlow's weighted combiners do); ``sparse=True`` with ``mode='max'``.
 
 from ... import _dtype as D
 from ... import _jit
-from ..._backend import get_backend
+from ..._backend import CPU, get_backend
+from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import bump_version, call, defop, wrap
 from ..._layout import sparse_coo, strided
 from ..._tensor import Tensor
@@ -447,6 +448,73 @@ def _bounds(xp, offsets, n, include_last_offset, fname):
     return xp.concatenate((o, xp.array([n], xp.int64)))
 
 
+_NOFLOAT = {}  # table dtype -> an empty array of it (bag_prep's dtype for the divisors)
+
+
+def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
+    """embedding_bag's common case in one kernel call before the forward: int64 ids (1-D with
+    int64 offsets, or 2-D), a float32/float64 CPU table, no per_sample_weights, max_norm or
+    scale_grad_by_freq, numba on. ``bag_prep`` checks the ids and offsets and builds the bounds
+    (and the divisors) at once. None where the case differs or something is invalid: the full
+    path runs then (and raises its error)."""
+    m = _MODES.get(mode)
+    if m is None or m == 2 or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        return None
+    wd = weight.dtype
+    if (input.dtype is not D.int64 or (wd is not D.float32 and wd is not D.float64)
+            or input.layout is not strided or weight.layout is not strided
+            or weight.device is not CPU_DEVICE or input.device is not CPU_DEVICE):
+        return None
+    w = weight._data
+    ids = input._data
+    if w.ndim != 2:
+        return None
+    k = K.kernels(CPU)
+    if k is None:
+        return None
+    num = w.shape[0]
+    if ids.ndim == 1:
+        if (not isinstance(offsets, Tensor) or offsets.dtype is not D.int64
+                or offsets.layout is not strided or offsets.device is not CPU_DEVICE):
+            return None
+        off = offsets._data
+        if off.ndim != 1:
+            return None
+    elif ids.ndim == 2 and offsets is None and ids.shape[1]:
+        L = ids.shape[1]
+        off = CPU.xp.arange(0, ids.size, L)
+        ids = ids.reshape(-1)
+        last = False
+    else:
+        return None
+    if padding_idx is None:
+        pad = -1
+    elif -num <= padding_idx < num:
+        pad = padding_idx + num if padding_idx < 0 else padding_idx
+    else:
+        return None
+    if not ids.flags.c_contiguous:
+        ids = CPU.xp.ascontiguousarray(ids)
+    proto = _NOFLOAT.get(w.dtype)
+    if proto is None:
+        proto = _NOFLOAT[w.dtype] = CPU.xp.empty(0, w.dtype)
+    bounds, scale = k[4](ids, off, num, bool(last), pad, m, proto)
+    if not bounds.size:
+        return None
+    ctx = _Bags()
+    ctx.ids = ids
+    ctx.bounds = bounds
+    ctx.pad = pad
+    ctx.mode = m
+    ctx.num = num
+    ctx.sparse = bool(sparse)
+    ctx.arg = None
+    ctx.scale = scale if scale.size else None
+    ctx.freq = None
+    ctx.coef = None
+    return call(_bag_op, (weight, None), (ctx,))
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
@@ -461,6 +529,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     'sum', 'mean' and 'sqrtn' (torch: 'sum' only). ``sparse=True`` (any mode) makes the
     gradient of ``weight`` a coalesced sparse COO tensor.
     """
+    if per_sample_weights is None and max_norm is None and not scale_grad_by_freq:
+        out = _bag_lean(input, weight, offsets, mode, sparse, include_last_offset, padding_idx)
+        if out is not None:
+            return out
     fname = "embedding_bag"
     ids = _check_ids(input, weight, fname)
     if mode not in _MODES:

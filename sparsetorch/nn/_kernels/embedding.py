@@ -314,4 +314,45 @@ def _build():
             return uniq, bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq)
         return uniq, bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
 
-    return bag_sum, bag_max, bag_grad, bag_sum_1
+    @njit(cache=True)
+    def bag_prep(ids, offsets, N, last, pad, mode, proto):
+        """The common case's checks and bag bounds in one pass: ``(bounds, scale)`` for ids
+        that all lie in ``[0, N)`` and ``offsets`` that start at 0, do not decrease and end
+        within the ids (``last``: the final offset closes the last bag); ``scale`` the divisor
+        of each bag in ``proto``'s dtype (mode 1: n, 3: sqrt(n), n its non-padding ids, at
+        least 1; else empty). Anything invalid gives two empty arrays: the caller's full path
+        then names the error."""
+        n = ids.size
+        bad = False
+        for j in range(n):  # one unsigned compare per id (a negative id wraps to a huge one)
+            bad |= np.uint64(ids[j]) >= np.uint64(N)
+        m = offsets.size
+        B = m - 1 if last else m
+        if B < 0:
+            B = 0
+        bounds = np.empty(B + 1, np.int64)
+        if m > 0:
+            bad |= offsets[0] != 0
+            bad |= offsets[m - 1] > n
+            for b in range(m - 1):
+                bad |= offsets[b + 1] < offsets[b]
+            for b in range(B):
+                bounds[b] = offsets[b]
+        if not last or m == 0:
+            bounds[B] = n if m > 0 or not last else 0
+        else:
+            bounds[B] = offsets[m - 1]
+        if bad:
+            return np.empty(0, np.int64), proto[:0]
+        if mode != 1 and mode != 3:
+            return bounds, proto[:0]
+        scale = np.empty(B, proto.dtype)
+        for b in range(B):
+            c = 0
+            for j in range(bounds[b], bounds[b + 1]):
+                c += ids[j] != pad
+            c = max(c, 1)
+            scale[b] = c if mode == 1 else np.sqrt(np.float64(c))
+        return bounds, scale
+
+    return bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep
