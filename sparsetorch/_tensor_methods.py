@@ -189,7 +189,8 @@ def _declare_forwards():
             p if p.default is P.empty else p.replace(default=_Name(f"_d{i}"))
             for i, p in enumerate(params)]))
         body = f"return _ops.{name}({', '.join(args)})"
-        code = compile(f"def {name}{text}:\n    {body}\n", f"<declared method {name}>", "exec")
+        src = _IMPORTED + f"def {name}{text}:\n    {body}\n"
+        code = compile(src, f"<declared method {name}>", "exec")
         exec(code, env)  # noqa: S102 - our own text
         fwd = env[name]
         fwd.__qualname__ = f"TensorMethods.{name}"
@@ -198,6 +199,11 @@ def _declare_forwards():
         bodies[name] = body
         sigs[name] = str(sig)[1:-1].removeprefix("self").removeprefix(", ")
     return bodies, sigs
+
+
+# never run: it makes the compiler treat ``_ops`` as an imported module, so ``_ops.name(...)``
+# compiles as in a hand-written forward (LOAD_GLOBAL + LOAD_ATTR, not LOAD_METHOD)
+_IMPORTED = "if 0:\n    from . import _ops\n"
 
 
 class _Name:
