@@ -132,8 +132,23 @@ sgn = unary("sgn", lambda be, x: be.xp.sign(x), lambda grad, input, result: _sgn
             SAME, True, holomorphic=False, inplace=True)
 square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad * 2 * input, SAME, True,
                inplace=True)
-relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), lambda grad, result: grad * (result > 0), SAME, True,
-             inplace=True)
+
+
+def _relu_grad(grad, result):
+    """``grad * (result > 0)``; in a plain backward over float32/float64 CPU payloads of one
+    shape, on the payloads: the mask as the dtype, times ``grad`` in place (issue 14)."""
+    dt = grad.dtype
+    if (dt is D.float32 or dt is D.float64) and result.dtype is dt and not _grad_enabled() \
+            and grad.layout is strided and result.layout is strided \
+            and grad.device is CPU_DEVICE and result.device is CPU_DEVICE \
+            and _profiler.ACTIVE is None and grad._data.shape == result._data.shape != ():
+        m = (result._data > 0).astype(dt.np)
+        m *= grad._data
+        return _dispatch.wrap(m, dt, CPU_DEVICE, strided)
+    return grad * (result > 0)
+
+
+relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), _relu_grad, SAME, True, inplace=True)
 ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True, inplace=True)
 floor = unary("floor", lambda be, x: be.xp.floor(x), _zeros_grad, SAME, True, inplace=True)
 trunc = unary("trunc", lambda be, x: be.xp.trunc(x), _zeros_grad, SAME, True, inplace=True)

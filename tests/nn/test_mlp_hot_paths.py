@@ -88,3 +88,24 @@ def test_linear_bias_grad_of_a_broadcast_gradient():
     torch.nn.functional.linear(tx, tw, tb).sum().backward()
     for p, q in ((x, tx), (w, tw), (b, tb)):
         _close(p.grad, q.grad)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (5,), (4, 6)])
+def test_relu_lean_path_values_grads_node(dt, shape):
+    x, tx = _pair(shape, dt, 5)
+    for lib, xx in ((st, x), (torch, tx)):
+        y = lib.nn.functional.relu(xx * 1)
+        assert type(y.grad_fn).__name__ == "ReluBackward0"
+        y.backward(lib.ones_like(y) * 3)
+    assert x.grad.dtype is x.dtype and tuple(x.grad.shape) == shape
+    _close(x.grad, tx.grad, 0)
+    # nan propagates forward; torch.relu, x.relu() and the module agree
+    v = st.tensor([float("nan"), -1.0, 2.0])
+    assert np.isnan(st.nn.functional.relu(v)[0].item())
+    np.testing.assert_array_equal(st.nn.ReLU()(v)[1:].numpy(), st.relu(v)[1:].numpy())
+    # double backward through relu's formula (create_graph)
+    x2 = st.tensor([1.5, -0.5, 2.0], dtype=st.float64, requires_grad=True)
+    (g,) = st.autograd.grad(st.nn.functional.relu(x2).pow(2).sum(), x2, create_graph=True)
+    g.sum().backward()
+    np.testing.assert_array_equal(x2.grad.numpy(), [2.0, 0.0, 2.0])

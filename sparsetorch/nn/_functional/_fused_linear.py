@@ -9,8 +9,7 @@ derivatives are GEMMs on the payloads (the bias's a GEMV with a ones vector: one
 ``sum(0)``'s time at 128 x 64); with ``create_graph`` they are sparsetorch ops (double backward).
 """
 
-import numpy as np
-
+from ..._backend import CPU
 from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import defop, record
 from ..._dtype import float32, float64
@@ -84,7 +83,7 @@ def _grad_bias(grad):
         if ones is None:
             if len(_ONES) > 64:
                 _ONES.clear()
-            ones = _ONES[key] = np.ones(n, g.dtype)
+            ones = _ONES[key] = CPU.xp.ones(n, g.dtype)
         return _out(ones.dot(g), grad)  # a GEMV: the column sums, in the dtype (as sum(0))
     return grad.sum(0)
 
