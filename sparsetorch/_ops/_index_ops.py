@@ -5,9 +5,13 @@ index_fill zero the written slices of the input's gradient."""
 from .. import _autocast as _ac
 from .. import _dispatch
 from .. import _dtype as D
+from .._backend import CPU
+from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, composite, defop
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
+from ..autograd import profiler as _profiler
+from ..autograd.grad_mode import GRAD_ENABLED
 from . import _sparse_slicing as _sps
 from ._scatter import _check_bounds, _check_index, gather
 from ._util import check_tensor, norm_dim, with_out
@@ -23,6 +27,9 @@ __all__ = [
 
 S2 = (strided, strided)
 S3 = (strided, strided, strided)
+_np = CPU.xp
+_min = _np.minimum.reduce
+_grad_enabled = GRAD_ENABLED.get
 
 
 # ---- index_select / index_add / index_copy / index_fill ----
@@ -31,6 +38,19 @@ S3 = (strided, strided, strided)
 def _index_select_backward(grad, index, dim, in_shape):
     if not in_shape:
         return grad
+    if grad.layout is strided and grad.device is CPU_DEVICE and index.layout is strided \
+            and not _grad_enabled() and _profiler.ACTIVE is None:
+        # a plain backward on the CPU: into zeros on the payloads, one assignment where the
+        # (validated, non-negative) indices are distinct, np.add.at where some repeat (issue 14)
+        idx = index._data.reshape(-1)
+        g = grad._data
+        out = _np.zeros(in_shape, g.dtype)
+        where = (slice(None),) * dim + (idx,)
+        if idx.size < 2 or _np.bincount(idx, minlength=in_shape[dim]).max() < 2:
+            out[where] = g
+        else:
+            _np.add.at(out, where, g)
+        return _dispatch.wrap(out, grad.dtype, CPU_DEVICE, strided)
     return grad.new_zeros(in_shape).index_add(dim, index, grad)
 
 
@@ -53,6 +73,11 @@ def _vector_index(index, fname, dtypes, message, error=RuntimeError):
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``. COO and CSR
     input give a result of the same layout."""
+    if out is None and index.__class__ is Tensor and isinstance(input, Tensor) \
+            and _profiler.ACTIVE is None:
+        t = _lean_index_select(input, dim, index)
+        if t is not None:
+            return t
     check_tensor(input, "index_select")
     _vector_index(index, "index_select", (D.int64, D.int32),
                   "index_select(): Expected dtype int32 or int64 for index")
@@ -64,6 +89,30 @@ def index_select(input, dim, index, *, out=None):
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
         raise IndexError("index out of range in self")
     return with_out(call(_index_select_op, (input, index), (d, tuple(input.shape))), out, "index_select")
+
+
+def _lean_index_select(input, dim, index):
+    """index_select's fast path (issue 14): a strided CPU input of >= 1 dim, a 1-D int64 CPU
+    index inside ``[0, size)`` (``take`` refuses larger ones), an int ``dim``; None sends the call
+    down the checked path (and its errors)."""
+    if input.layout is not strided or index.layout is not strided or index.dtype is not D.int64 \
+            or input.device is not CPU_DEVICE or index.device is not CPU_DEVICE \
+            or dim.__class__ is not int:
+        return None
+    x = input._data
+    idx = index._data
+    nd = x.ndim
+    if idx.ndim != 1 or not nd or not -nd <= dim < nd or (idx.size and _min(idx) < 0):
+        return None
+    d = dim + nd if dim < 0 else dim
+    try:
+        data = x.take(idx, axis=d)
+    except IndexError:
+        return None
+    t = _dispatch.wrap(data, input.dtype, CPU_DEVICE, strided)
+    if input._rg and _grad_enabled():
+        _dispatch.record(_index_select_op, t, (input, index), (d, x.shape))
+    return t
 
 
 _index_add_op = defop(

@@ -109,3 +109,28 @@ def test_relu_lean_path_values_grads_node(dt, shape):
     (g,) = st.autograd.grad(st.nn.functional.relu(x2).pow(2).sum(), x2, create_graph=True)
     g.sum().backward()
     np.testing.assert_array_equal(x2.grad.numpy(), [2.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("ids", [[3, 0, 2], [1, 1, 0, 1], []])
+def test_index_select_lean_path_values_grads(dim, ids):
+    x, tx = _pair((4, 5), np.float32, 6)
+    i, ti = st.tensor(ids, dtype=st.int64), torch.tensor(ids, dtype=torch.int64)
+    y, ty = x.index_select(dim, i), tx.index_select(dim, ti)
+    assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__ == "IndexSelectBackward0"
+    _close(y, ty, 0)
+    g = np.random.default_rng(7).standard_normal(tuple(ty.shape)).astype(np.float32)
+    y.backward(st.from_numpy(g.copy()))
+    ty.backward(torch.from_numpy(g.copy()))
+    _close(x.grad, tx.grad, 1e-6)  # repeated ids add up
+
+
+def test_index_select_lean_path_errors():
+    x = st.randn(3, 4)
+    for bad in ([0, 4], [-1, 0]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            x.index_select(1, st.tensor(bad))
+    with pytest.raises(IndexError):
+        x.index_select(2, st.tensor([0]))
+    y = x.index_select(1, st.tensor([1, 3], dtype=st.int32))  # int32 ids: the checked path
+    np.testing.assert_array_equal(y.numpy(), x.numpy()[:, [1, 3]])
