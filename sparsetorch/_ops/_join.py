@@ -10,7 +10,9 @@ import numbers
 
 from .. import _dtype as D
 from .. import _torch_warnings
-from .._dispatch import call, composite, defop, wrap
+from .._backend import CPU
+from .._device import CPU as CPU_DEVICE
+from .._dispatch import call, composite, defop, record, wrap
 from ..autograd import profiler as _profiler
 from ..autograd._tape import OpNode as _OpNode, link_view
 from ..autograd.grad_mode import GRAD_ENABLED
@@ -159,7 +161,34 @@ def _cat_strided(be, *args):
 
 def _stack_strided(be, *args):
     *arrays, dim = args
+    s = arrays[0].shape
+    if dim < len(s):  # one concatenate viewed with the new dim: xp.stack's ~2 us less (issue 14)
+        return be.xp.concatenate(arrays, axis=dim).reshape(s[:dim] + (len(arrays),) + s[dim:])
     return be.xp.stack(arrays, axis=dim)
+
+
+def _join_call(op, ts, params, dt):
+    """``call(op, ts, params, dt, dt)``; for strided CPU inputs of dtype ``dt`` (no casts, no
+    kernel lookup) the strided kernel and the node directly (issue 14)."""
+    if _profiler.ACTIVE is None:
+        rg = False
+        payloads = []
+        for t in ts:
+            if t.layout is not strided or t.dtype is not dt or t.device is not CPU_DEVICE:
+                break
+            if t._rg:
+                rg = True
+            payloads.append(t._data)
+        else:
+            try:
+                data = op.strided(CPU, *payloads, *params)
+            except (ValueError, TypeError):
+                return call(op, ts, params, dt, dt)  # its error
+            r = wrap(data, dt, CPU_DEVICE, strided)
+            if rg and _grad_enabled():
+                record(op, r, ts, params)
+            return r
+    return call(op, ts, params, dt, dt)
 
 
 _CAT_KERNELS = {strided: _cat_strided, sparse_coo: composite(coo_cat),
@@ -304,7 +333,7 @@ def cat(tensors, dim=0, *, out=None):
     ts = tuple(x[1] for x in live)
     sizes = tuple(x[2][d] for x in live)
     try:
-        r = call(_joining_op("cat", len(ts)), ts, (d, sizes), dt, dt)
+        r = _join_call(_joining_op("cat", len(ts)), ts, (d, sizes), dt)
     except NotImplementedError:
         if len({t.layout for t in ts}) > 1:  # mixed layouts: say so, with the conversions
             raise joining_error(ts, "cat") from None
@@ -344,7 +373,7 @@ def stack(tensors, dim=0, *, out=None):
     n = len(shape) + 1
     d = dim if dim.__class__ is int and 0 <= dim < n else norm_dim(dim, n, "stack")
     try:
-        r = call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt, dt)
+        r = _join_call(_joining_op("stack", len(tensors)), tuple(tensors), (d,), dt)
     except NotImplementedError:
         if len({t.layout for t in tensors}) > 1:
             raise joining_error(tensors, "stack") from None

@@ -134,3 +134,26 @@ def test_index_select_lean_path_errors():
         x.index_select(2, st.tensor([0]))
     y = x.index_select(1, st.tensor([1, 3], dtype=st.int32))  # int32 ids: the checked path
     np.testing.assert_array_equal(y.numpy(), x.numpy()[:, [1, 3]])
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_stack_cat_lean_path_values_grads(dim):
+    xs = [_pair((3, 4), np.float32, 10 + i) for i in range(3)]
+    for join in ("stack", "cat"):
+        if join == "cat" and dim == 2:
+            continue
+        y = getattr(st, join)([a for a, _ in xs], dim=dim)
+        ty = getattr(torch, join)([b for _, b in xs], dim=dim)
+        assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__
+        assert y.is_contiguous() and tuple(y.shape) == tuple(ty.shape)
+        _close(y, ty, 0)
+        g = np.random.default_rng(8).standard_normal(tuple(ty.shape)).astype(np.float32)
+        y.backward(st.from_numpy(g.copy()))
+        ty.backward(torch.from_numpy(g.copy()))
+    for a, b in xs:
+        _close(a.grad, b.grad, 0)
+    # mixed dtypes promote (the checked path); errors unchanged
+    r = st.stack([st.ones(2), st.ones(2, dtype=st.float64)])
+    assert r.dtype is st.float64
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        st.stack([st.ones(2), st.ones(3)])
