@@ -170,9 +170,11 @@ def _declare_forwards():
         if name in TensorMethods.__dict__:
             raise RuntimeError(f"Tensor.{name}: declared by its op and adapted in TensorMethods")
         params = [p.replace(annotation=P.empty) for p in inspect.signature(fn).parameters.values()]
+        if not params or params[0].kind not in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD):
+            raise TypeError(f"Tensor.{name}: its op {fn!r} takes no tensor first")
         params = [P("self", P.POSITIONAL_OR_KEYWORD)] + [
             p for p in params[1:] if not (p.name == "out" and p.default is None)]
-        env, text, args = {"_ops": _ops}, [], []
+        env, args = {"_ops": _ops}, []
         for i, p in enumerate(params):
             if p.default is not P.empty:
                 env[f"_d{i}"] = p.default
