@@ -378,6 +378,39 @@ def test_topk_kthvalue():
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
 
 
+@pytest.mark.parametrize("kind", ["float32", "ties", "int32", "nan", "float16", "bfloat16"])
+def test_topk_selection_path_gives_the_stable_sorts_indices(kind):
+    # small k of a long dim goes by argpartition (LightGCN's top 20 of 4,489 items per row);
+    # the indices are the full stable sort's, ties and NaN rows included (they take the sort)
+    from sparsetorch._ops import sorting
+    r = np.random.default_rng(7)
+    for shape, dim in (((6, 300), -1), ((200, 3, 2), 0), ((2, 130, 3), 1), ((90,), 0), ((0, 80), 1)):
+        a = {"float32": lambda: r.random(shape).astype(np.float32),
+             "ties": lambda: r.integers(0, 30, shape),
+             "int32": lambda: r.integers(-10**6, 10**6, shape).astype(np.int32),
+             "nan": lambda: np.where(r.random(shape) < 0.02, np.nan, r.standard_normal(shape)),
+             "float16": lambda: r.random(shape).astype(np.float16),
+             "bfloat16": lambda: r.random(shape).astype(np.float32)}[kind]()
+        x = st.tensor(a, dtype=st.bfloat16 if kind == "bfloat16" else None)
+        d = dim % x.ndim
+        for k in (1, 5, x.shape[d] // 4):
+            for largest in (True, False):
+                v, i = x.topk(k, dim, largest)
+                full = sorting._slice_along(sorting._argsort_payload(x, d, largest), d, 0, k)
+                assert np.array_equal(i.numpy(), full)
+                assert np.array_equal(v.float().numpy(), np.take_along_axis(
+                    x.float().numpy(), full, d), equal_nan=True)
+    torch = pytest.importorskip("torch")
+    a = r.random((100, 4489)).astype(np.float32)  # distinct values: torch's indices too
+    v, i = st.tensor(a).topk(20)
+    tv, ti = torch.tensor(a).topk(20)
+    assert np.array_equal(v.numpy(), tv.numpy()) and np.array_equal(i.numpy(), ti.numpy())
+    g = st.tensor(a, requires_grad=True)
+    g.topk(3, largest=False).values.sum().backward()
+    assert g.grad.sum().item() == 300 and (g.grad.numpy()[np.arange(100)[:, None],
+                                                              np.argsort(a, 1)[:, :3]] == 1).all()
+
+
 # ---- double backward ----
 
 _GG = [

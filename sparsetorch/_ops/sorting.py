@@ -187,11 +187,43 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     d = _dim_arg(input, dim, "topk")
     if not isinstance(k, int) or not 0 <= k <= _size(input, d):
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, dim size {_size(input, d)})")
-    idx = _argsort_payload(input, d, bool(largest))
-    if input.ndim:  # a 0-d input gives itself for k in (0, 1), as torch does
-        idx = _slice_along(idx, d, 0, k)
+    idx = _partial_topk(input, d, k, bool(largest)) if input.ndim else None
+    if idx is None:
+        idx = _argsort_payload(input, d, bool(largest))
+        if input.ndim:  # a 0-d input gives itself for k in (0, 1), as torch does
+            idx = _slice_along(idx, d, 0, k)
     vals = _take_along(input, idx, d, False)
     return write_tuple_out(topk_return((vals, _indices(idx, input))), out, "topk")
+
+
+def _partial_topk(input, d, k, largest):
+    """topk's indices by selection instead of a full sort (k small beside the dim: a recommender's
+    top 20 of 4,489 items per user row was a whole stable sort of each row, 3x torch's time):
+    ``argpartition`` finds each row's k-th value, the k entries beyond it are sorted alone. The
+    same indices as the full stable sort; None (take the sort) where that is not sure: NaN, a
+    value tied at the k-th place in some row, complex input."""
+    x = input._data
+    n = x.shape[d]
+    if k == 0 or 4 * k > n or n < 64 or x.dtype.kind not in "fiu" and x.dtype != D.bfloat16.np:
+        return None
+    xp = _be(input).xp
+    x = xp.moveaxis(D.sort_key(xp, x), d, -1)
+    if x.dtype.kind == "f" and xp.isnan(x).any():
+        return None
+    kth = n - k if largest else k - 1
+    part = xp.argpartition(x, kth, axis=-1)
+    t = xp.take_along_axis(x, part[..., kth:kth + 1], axis=-1)
+    rows = (x >= t if largest else x <= t).reshape(-1, n)
+    if not bool((xp.count_nonzero(rows, axis=1) == k).all()):
+        return None  # ties at the threshold: which of them come first is the stable sort's call
+    cand = xp.nonzero(rows)[1].reshape(x.shape[:-1] + (k,))  # each row's k, by index
+    vals = xp.take_along_axis(x, cand, axis=-1)
+    if largest:  # descending, equal values in index order (as _argsort_payload)
+        order = (k - 1) - xp.flip(xp.argsort(xp.flip(vals, -1), axis=-1, kind="stable"), -1)
+    else:
+        order = xp.argsort(vals, axis=-1, kind="stable")
+    idx = xp.take_along_axis(cand, order, axis=-1).astype(xp.int64, copy=False)
+    return xp.ascontiguousarray(xp.moveaxis(idx, -1, d))
 
 
 @method
