@@ -15,10 +15,11 @@ import numbers
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._dispatch import call, composite, defop
+from .._dispatch import call, composite, defop, link_view, record, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from .._variants import method
+from ..autograd import profiler as _profiler
 from ..autograd.grad_mode import GRAD_ENABLED
 from . import sparse_shape as _sps
 from ._util import check_tensor, norm_dim, norm_dims
@@ -97,6 +98,16 @@ def _alias(input):
     return call(_permute_op, (input,), (tuple(range(input.ndim)),))
 
 
+def _lean_view(op, input, data, params):
+    """The result of view op ``op`` over the strided ``input`` whose kernel gave ``data``: what
+    ``call`` does for it (link the view, record the node), without the dispatch (issue 14)."""
+    t = wrap(data, input.dtype, input.device, strided)
+    link_view(t, input, op, params, call)
+    if input._rg and _grad_enabled():
+        record(op, t, (input,), params)
+    return t
+
+
 # ---- view / reshape ----
 
 _VIEW_MSG = (
@@ -171,6 +182,17 @@ def view_as(input, other):
 
 def reshape(input, *shape, **kwargs):
     """``input`` with shape ``shape``: a view when the strides allow it, else a copy."""
+    if input.__class__ is Tensor and not kwargs and input.layout is strided \
+            and _profiler.ACTIVE is None:
+        x = input._data
+        if x.flags.c_contiguous:  # a view (issue 14: no dispatch)
+            shape = _ints(shape, "reshape", "shape")
+            try:  # NumPy resolves one -1; any other negative size or mismatch: the checked path
+                r = x.reshape(shape) if -1 in shape or min(shape, default=0) >= 0 else None
+            except ValueError:
+                r = None
+            if r is not None:
+                return _lean_view(_view_op, input, r, (r.shape, x.shape))
     check_tensor(input, "reshape")
     if "shape" in kwargs:
         shape = (kwargs.pop("shape"),)
@@ -262,6 +284,14 @@ _permute_op = defop(
 @method
 def transpose(input, dim0, dim1):
     """A view of ``input`` with dims ``dim0`` and ``dim1`` swapped (COO and CSR: same layout)."""
+    if input.__class__ is Tensor and dim0.__class__ is int and dim1.__class__ is int \
+            and input.layout is strided and _profiler.ACTIVE is None:
+        x = input._data
+        n = x.ndim
+        if -n <= dim0 < n and -n <= dim1 < n:  # (issue 14: no dispatch)
+            d0 = dim0 % n
+            d1 = dim1 % n
+            return _lean_view(_transpose_op, input, x.swapaxes(d0, d1), (d0, d1))
     check_tensor(input, "transpose")
     n = input.ndim
     d0 = norm_dim(dim0, n, "transpose")
@@ -278,6 +308,9 @@ swapdims = method(transpose, "swapdims")
 @method
 def t(input):
     """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views)."""
+    if input.__class__ is Tensor and input.layout is strided and _profiler.ACTIVE is None \
+            and input._data.ndim == 2:  # (issue 14: no dispatch)
+        return _lean_view(_transpose_op, input, input._data.T, (0, 1))
     check_tensor(input, "t")
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -351,6 +384,16 @@ _unsqueeze_op = defop(
 def squeeze(input, dim=None):
     """A view of ``input`` without its size-1 dims (all of them, or those in ``dim``). COO and
     CSR input give a result of the same layout."""
+    if input.__class__ is Tensor and dim.__class__ is int and input.layout is strided \
+            and _profiler.ACTIVE is None:
+        x = input._data
+        shape = x.shape
+        n = len(shape)
+        if -n <= dim < n:  # (issue 14: no dispatch)
+            d = dim % n
+            dims = (d,) if shape[d] == 1 else ()
+            return _lean_view(_squeeze_op, input, x.squeeze(d) if dims else x.view(),
+                              (dims, shape))
     check_tensor(input, "squeeze")
     shape = input.shape
     if dim is None:
@@ -363,6 +406,14 @@ def squeeze(input, dim=None):
 @method
 def unsqueeze(input, dim):
     """A view of ``input`` with a size-1 dim inserted at ``dim`` (COO and CSR: same layout)."""
+    if input.__class__ is Tensor and dim.__class__ is int and input.layout is strided \
+            and _profiler.ACTIVE is None:
+        x = input._data
+        shape = x.shape
+        n = len(shape) + 1
+        if -n <= dim < n:  # (issue 14: no dispatch)
+            d = dim % n
+            return _lean_view(_unsqueeze_op, input, x.reshape(shape[:d] + (1,) + shape[d:]), (d,))
     check_tensor(input, "unsqueeze")
     n = len(input._data.shape) + 1
     if dim.__class__ is not int or not -n <= dim < n:

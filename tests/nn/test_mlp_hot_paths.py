@@ -157,3 +157,44 @@ def test_stack_cat_lean_path_values_grads(dim):
     assert r.dtype is st.float64
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         st.stack([st.ones(2), st.ones(3)])
+
+
+def test_view_lean_paths_values_grads_and_view_links():
+    x, tx = _pair((2, 1, 3), np.float32, 9)
+    cases = [
+        lambda m: m.reshape(2, -1), lambda m: m.transpose(0, 2), lambda m: m.transpose(-1, 1),
+        lambda m: m.squeeze(1), lambda m: m.squeeze(-1), lambda m: m.unsqueeze(-1),
+        lambda m: m.unsqueeze(0), lambda m: m.reshape(3, 2).t(),
+    ]
+    for f in cases:
+        y, ty = f(x * 1), f(tx * 1)
+        # (torch names squeeze(dim)'s node SqueezeBackward1 and t()'s TBackward0; ours are
+        # SqueezeBackward0 and TransposeBackward0)
+        known = {"SqueezeBackward1": "SqueezeBackward0", "TBackward0": "TransposeBackward0"}
+        tname = type(ty.grad_fn).__name__
+        assert type(y.grad_fn).__name__ == known.get(tname, tname)
+        assert tuple(y.shape) == tuple(ty.shape) and y.stride() == ty.stride()
+        _close(y, ty, 0)
+        y.sum().backward()
+        ty.sum().backward()
+    _close(x.grad, tx.grad, 0)
+    # views share memory and the version counter; in-place through a view rebases the base
+    b = st.zeros(2, 3)
+    v = b.transpose(0, 1)
+    v[0, 1] = 5.0
+    assert b[1, 0].item() == 5.0 and b._version == v._version == 1
+    w = st.ones(2, 3, requires_grad=True)
+    h = w * 2
+    h.reshape(-1).mul_(3)
+    assert type(h.grad_fn).__name__ == "CopySlices"
+    h.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 6.0, np.float32))
+    # torch's errors
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        x.reshape(-1, -1)
+    with pytest.raises(RuntimeError, match="is invalid for input of size 6"):
+        x.reshape(4, -1)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.transpose(0, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.squeeze(3)
