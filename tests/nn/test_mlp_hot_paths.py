@@ -198,3 +198,38 @@ def test_view_lean_paths_values_grads_and_view_links():
         x.transpose(0, 3)
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.squeeze(3)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("n", [7, 20000])  # below and above the fused kernels' size
+def test_bce_with_logits_lean_path(dt, reduction, n):
+    x, tx = _pair((n,), dt, 11)
+    lab = (np.random.default_rng(12).random(n) < 0.3).astype(dt)
+    y, ty = st.from_numpy(lab.copy()), torch.from_numpy(lab.copy())
+    r = st.nn.functional.binary_cross_entropy_with_logits(x, y, reduction=reduction)
+    tr = torch.nn.functional.binary_cross_entropy_with_logits(tx, ty, reduction=reduction)
+    assert type(r.grad_fn).__name__ == type(tr.grad_fn).__name__
+    assert r.dtype is x.dtype and tuple(r.shape) == tuple(tr.shape)
+    _close(r, tr, 1e-5)
+    r.sum().backward()
+    tr.sum().backward()
+    _close(x.grad, tx.grad, 1e-5)
+    # the small-size mean is the value NumPy's mean gives (one add.reduce / n)
+    if reduction == "mean" and n == 7:
+        from sparsetorch.nn._kernels import pointwise as pk
+        from sparsetorch._backend import CPU
+        ref = pk.bce_logits(CPU, x.detach().numpy(), lab, None, None, "none").mean(dtype=dt)
+        assert r.item() == float(ref)
+
+
+def test_bce_with_logits_lean_path_leaves_other_cases():
+    x = st.randn(4, requires_grad=True)
+    with pytest.raises(ValueError, match="Target size"):
+        st.nn.functional.binary_cross_entropy_with_logits(x, st.rand(5))
+    with pytest.raises(ValueError, match="is not a valid value for reduction"):
+        st.nn.functional.binary_cross_entropy_with_logits(x, st.rand(4), reduction="avg")
+    r = st.nn.functional.binary_cross_entropy_with_logits(x, st.rand(4, dtype=st.float64))
+    assert r.dtype is st.float64  # promoted: the checked path
+    r = st.nn.functional.binary_cross_entropy_with_logits(x, st.rand(4), pos_weight=st.ones(4))
+    assert type(r.grad_fn).__name__ == "BinaryCrossEntropyWithLogitsBackward0"

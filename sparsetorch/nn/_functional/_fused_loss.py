@@ -10,16 +10,20 @@ fused kernel on float32/float64 CPU arrays it does (``_plain``). ``weight`` / ``
 class weights are not differentiable, as in torch (the public functions refuse them).
 """
 
-from ..._backend import get_backend
-from ..._dispatch import composite, defop, wrap
+from ..._backend import CPU, get_backend
+from ..._device import CPU as CPU_DEVICE
+from ..._dispatch import composite, defop, record, wrap
+from ..._dtype import float32, float64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
 from .activation import logsigmoid
 
-__all__ = ["bce_logits_op", "bce_op", "mse_op", "nll2d_op", "nll_op", "reduction_scale"]
+__all__ = ["bce_logits_op", "bce_op", "lean_bce_logits", "mse_op", "nll2d_op", "nll_op",
+           "reduction_scale"]
 
 S3 = (strided, strided, strided)
+_add_reduce = CPU.xp.add.reduce
 _LAYOUTS = (strided, sparse_coo, sparse_csr)
 
 
@@ -224,3 +228,28 @@ bce_logits_op = defop(
     "binary_cross_entropy_with_logits", {(strided,) * 4: _bcel_kernel},
     inputs=("input", "target", "weight", "pos_weight"), params=("reduction",),
     grads={"input": _bcel_grad_input, "target": _bcel_grad_target})
+
+
+def lean_bce_logits(input, target, reduction):
+    """``binary_cross_entropy_with_logits`` without weights on float32/float64 strided CPU
+    input and target of one dtype and shape: the kernel and the node without the dispatcher, and
+    below the fused kernels' size the mean/sum as one ``add.reduce`` (the value ``mean`` gives,
+    without its Python) (issue 14). None for anything else (the checked path)."""
+    dt = input.dtype
+    if (dt is not float32 and dt is not float64) or target.dtype is not dt \
+            or input.layout is not strided or target.layout is not strided \
+            or input.device is not CPU_DEVICE or target.device is not CPU_DEVICE:
+        return None
+    x = input._data
+    t = target._data
+    if x.shape != t.shape:
+        return None
+    if x.size >= _pk.MIN_SIZE or reduction == "none":
+        data = _bcel_kernel(CPU, x, t, None, None, reduction)
+    else:
+        s = _add_reduce(_pk.bce_logits(CPU, x, t, None, None, "none"), axis=None)
+        data = CPU.xp.asarray(s / x.size if reduction == "mean" else s)
+    r = wrap(data, dt, CPU_DEVICE, strided)
+    if (input._rg or target._rg) and is_grad_enabled():
+        record(bce_logits_op, r, (input, target, None, None), (reduction,))
+    return r

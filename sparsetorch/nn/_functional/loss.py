@@ -8,6 +8,8 @@ from ... import _ops, _torch_warnings
 from ..._dispatch import call
 from ..._dtype import bfloat16, float16, float32, int64, promote_types
 from ..._ops._util import check_tensor
+from ..._tensor import Tensor
+from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import is_grad_enabled
 from . import _fused_loss as _fl
 from .activation import log_softmax, logsigmoid
@@ -316,6 +318,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     r"""BCE on logits, stable: ``(1 - y) x - (1 + (p - 1) y) logsigmoid(x)``."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    if weight is None and pos_weight is None and input.__class__ is Tensor \
+            and target.__class__ is Tensor and _profiler.ACTIVE is None:
+        r = _fl.lean_bce_logits(input, target, reduction)  # (issue 14: no dispatcher)
+        if r is not None:
+            return r
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})")
