@@ -3,6 +3,7 @@
     python benchmarks/bench_embedding.py            # 9 samples after 2 warm-ups, full sizes
     python benchmarks/bench_embedding.py --quick    # small sizes, 3 samples: a smoke test
     python benchmarks/bench_embedding.py --threads 1   # both libraries single-threaded
+    python benchmarks/bench_embedding.py --threads 1 --cpu-time --only fwd   # CPU time, one section
 
 Inputs (issue 4): a 1M x 64 float32 table; 4096 bags of 20 ids drawn from zipf(1.1) ranks
 scattered by a fixed permutation. Sections:
@@ -20,6 +21,7 @@ Targets (issue 4, medians of one run): EmbeddingBag forward <= 1.0x torch, forwa
 from __future__ import annotations
 
 import sys
+import time
 
 import _harness  # benchmarks/ is on sys.path when this file runs as a script
 import numpy as np
@@ -70,14 +72,18 @@ def bag_section(args, num, dim, bags, per_bag):
                               torch.from_numpy(g0))
         tWg = torch.from_numpy(w0.copy()).requires_grad_(True)
     for mode in ("sum", "mean"):
+        if "fwd" not in args.only:
+            break
         v = {}
         if torch is not None:
             v["torch"] = _harness.loop(lambda m=mode: TF.embedding_bag(tids, tW, toff, mode=m))
         v["sparsetorch"] = _harness.loop(lambda m=mode: F.embedding_bag(ids, W, off, mode=m))
         v["sparsetorch (no numba)"] = _harness.loop(
             _fallback(lambda m=mode: F.embedding_bag(ids, W, off, mode=m)))
-        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        rows = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
         _harness.print_table(rows, "torch", f"EmbeddingBag forward, mode={mode}", "us")
+        if "fwd-bwd" not in args.only:
+            continue
 
         def st_fb(m=mode):
             Wg.grad = None
@@ -97,7 +103,7 @@ def bag_section(args, num, dim, bags, per_bag):
             v["torch + coalesce"] = _harness.loop(t_fbc)
         v["sparsetorch (coalesced grad)"] = _harness.loop(st_fb)
         v["sparsetorch (no numba)"] = _harness.loop(_fallback(st_fb))
-        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        rows = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
         _harness.print_table(rows, ["torch", "torch + coalesce"] if torch is not None else None,
                              f"EmbeddingBag forward + backward (sparse=True), mode={mode}", "us")
         if torch is not None:  # same gradient (dense form), checked once
@@ -141,9 +147,12 @@ def embedding_section(args, num, dim, n):
 
         v["torch"] = _harness.loop(t_run)
     v["sparsetorch"] = _harness.loop(st_run)
-    rows = _harness.compare(v, 1, args.samples, args.warmup)
-    _harness.print_table(rows, "torch", f"Embedding(sparse=True): {n} zipf ids lookup + backward", "us")
-    iteration_section(args, w0, ids0, g0)
+    if "emb" in args.only:
+        rows = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
+        _harness.print_table(rows, "torch", f"Embedding(sparse=True): {n} zipf ids lookup + backward",
+                             "us")
+    if "emb-iter" in args.only:
+        iteration_section(args, w0, ids0, g0)
 
 
 OPTIMIZERS = (("SGD", {"lr": 0.1}), ("Adagrad", {"lr": 0.1}), ("SparseAdam", {"lr": 1e-3}))
@@ -186,7 +195,7 @@ def iteration_section(args, w0, ids0, g0, off0=None):
             v["torch"] = _harness.loop(v["torch"])
         it, tables["sparsetorch"] = build(st, name, kw)
         v["sparsetorch"] = _harness.loop(it)
-        rows = _harness.compare(v, 1, args.samples, args.warmup)
+        rows = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
         _harness.print_table(rows, "torch", f"{kind}(sparse=True) + {name} iteration: "
                              f"{ids0.size} zipf ids, {num} x {dim} table", "us")
         if torch is not None:  # same steps (hot rows grow large: a relative tolerance)
@@ -199,7 +208,15 @@ def main(argv=None) -> int:
     p = _harness.parser(__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=0,
                    help="threads for torch, numba and NumPy's BLAS alike (default: their own)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time this process's CPU time instead of wall time (steadier on a busy "
+                        "machine; for --threads 1: several threads add up, and torch's spin)")
+    p.add_argument("--only", default="fwd,fwd-bwd,bag-iter,emb,emb-iter",
+                   help="sections, comma-separated: fwd, fwd-bwd (EmbeddingBag), bag-iter "
+                        "(its optimizer iterations), emb (Embedding lookup + backward), emb-iter")
     args = p.parse_args(argv)
+    args.only = set(args.only.split(","))
+    args.clock = time.process_time_ns if args.cpu_time else None
     if args.threads:
         st.set_num_threads(args.threads)  # numba's pool (as sparsetorch starts it), the BLAS
         if torch is not None:
@@ -219,9 +236,12 @@ def main(argv=None) -> int:
     if not args.no_wait:
         _harness.wait_for_quiet()
     q = args.quick
-    bag_section(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
-    bag_iterations(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
-    embedding_section(args, 10_000 if q else 1_000_000, 64, 4096 if q else 65_536)
+    if args.only & {"fwd", "fwd-bwd"}:
+        bag_section(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
+    if "bag-iter" in args.only:
+        bag_iterations(args, 10_000 if q else 1_000_000, 64, 256 if q else 4096, 20)
+    if args.only & {"emb", "emb-iter"}:
+        embedding_section(args, 10_000 if q else 1_000_000, 64, 4096 if q else 65_536)
     return 0
 
 

@@ -495,3 +495,27 @@ def test_bag_lean_path_equals_full_path(mode, pad, form):
     np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
     ref.backward(g)
     np.testing.assert_allclose(lean, w.grad.to_dense().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_bag_ids_checked_in_the_kernel():
+    """The forward kernel checks every id, in a bag or past the last offset, on both kernels
+    (serial twin and parallel), and an error leaves nothing half-built: torch's IndexError."""
+    w = st.randn(6, 4)
+    cases = [(st.tensor([0, 6, 1]), st.tensor([0, 2]), False),
+             (st.tensor([[1, -1], [2, 3]]), None, False),
+             (st.tensor([0, 1, 2, 9]), st.tensor([0, 2, 3]), True)]  # 9: after the last bag
+    for x, off, last in cases:
+        for mode in ("sum", "mean"):
+            with pytest.raises(IndexError, match="index out of range in self"):
+                F.embedding_bag(x, w, off, mode=mode, include_last_offset=last)
+    from sparsetorch._backend import CPU
+    from sparsetorch.nn._kernels import embedding as K
+
+    k = K.kernels(CPU)
+    if k is not None:
+        e = np.empty(0, np.float32)
+        wd = np.ones((6, 4), np.float32)
+        for ids in ([0, 6, 1], [-2, 1, 1], [1, 1, 7]):
+            for f in (k[0], k[3]):
+                assert f(wd, np.array(ids), np.array([0, 1, 2]), -1, e, e).shape == (0, 4)
+        assert k[3](wd, np.array([1, 1, 5]), np.array([0, 1, 2]), -1, e, e).shape == (2, 4)

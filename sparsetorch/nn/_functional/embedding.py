@@ -200,9 +200,13 @@ def _bag_forward_kernel(be, w, psw, ctx):
                 e if ctx.scale is None else ctx.scale)
         work = ctx.ids.size * w.shape[1]
         if work < _jit.PAR_MIN_WORK:  # the serial twin: no thread switch, no parallel region
-            return k[3](*args)
-        with _jit.limit(work):
-            return k[0](*args)
+            out = k[3](*args)
+        else:
+            with _jit.limit(work):
+                out = k[0](*args)
+        if out.shape[0] != ctx.bounds.size - 1:  # the kernel's sign of an id outside the table
+            raise IndexError("index out of range in self")
+        return out
     return _bag_sum_numpy(be, w, psw, ctx)
 
 
@@ -454,9 +458,9 @@ _NOFLOAT = {}  # table dtype -> an empty array of it (bag_prep's dtype for the d
 def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     """embedding_bag's common case in one kernel call before the forward: int64 ids (1-D with
     int64 offsets, or 2-D), a float32/float64 CPU table, no per_sample_weights, max_norm or
-    scale_grad_by_freq, numba on. ``bag_prep`` checks the ids and offsets and builds the bounds
-    (and the divisors) at once. None where the case differs or something is invalid: the full
-    path runs then (and raises its error)."""
+    scale_grad_by_freq, numba on. ``bag_prep`` checks the offsets and builds the bounds (and
+    the divisors) at once, the forward kernel checks the ids as it reads them. None where the
+    case differs or the offsets are invalid: the full path runs then (and raises its error)."""
     m = _MODES.get(mode)
     if m is None or m == 2 or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         return None
@@ -498,7 +502,7 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     proto = _NOFLOAT.get(w.dtype)
     if proto is None:
         proto = _NOFLOAT[w.dtype] = CPU.xp.empty(0, w.dtype)
-    bounds, scale = k[4](ids, off, num, bool(last), pad, m, proto)
+    bounds, scale = k[4](ids, off, bool(last), pad, m, proto)
     if not bounds.size:
         return None
     ctx = _Bags()

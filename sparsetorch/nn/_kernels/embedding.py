@@ -75,46 +75,54 @@ def _build():
     def bag_sum(W, ids, bounds, pad, psw, scale):
         """out[b] = sum_{j in bag b, ids[j] != pad} psw[j] * W[ids[j]] / scale[b]; psw and scale
         may be empty (all ones). Each bag is summed from zero in id order (as torch's, so plain
-        sums are bitwise equal); dividing (not multiplying by 1/n) is what torch's mean does."""
+        sums are bitwise equal); dividing (not multiplying by 1/n) is what torch's mean does.
+        The ids are checked here, each bag's just before its gather (in L1 then; a separate
+        pass read them from memory twice): an id outside the table, in a bag or not, gives an
+        empty (0, D) result, which the caller turns into torch's IndexError."""
         B = bounds.size - 1
         D = W.shape[1]
+        N = np.uint64(W.shape[0])
         n = ids.size
         Wf = W.reshape(-1)
         has_w = psw.size > 0
         has_s = scale.size > 0
-        if not has_w:  # the sum in registers (see _gather.py)
-            out = np.empty((B, D), W.dtype)
-            for b in prange(B):
-                gather_sum(W, ids, bounds[b], bounds[b + 1], pad, out, b)
-                if has_s:
-                    o = out[b]
-                    s = scale[b]
-                    for d in range(D):
-                        o[d] /= s
-            return out
-        out = np.zeros((B, D), W.dtype)
+        nbad = 0
+        for j in range(bounds[0]):  # ids before the first bag and after the last
+            nbad += np.uint64(ids[j]) >= N
+        for j in range(bounds[B], n):
+            nbad += np.uint64(ids[j]) >= N
+        out = np.zeros((B, D), W.dtype) if has_w else np.empty((B, D), W.dtype)
         for b in prange(B):
+            lo = bounds[b]
+            hi = bounds[b + 1]
+            bad = 0
+            for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
+                bad += np.uint64(ids[j]) >= N
+            if bad:
+                nbad += bad
+                continue
             o = out[b]
-            for j in range(bounds[b], bounds[b + 1]):
-                if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
-                    ahead = ids[j + PF] * D
-                    for q in range(0, D, 16):
-                        prefetch(Wf, ahead + q)
-                i = ids[j]
-                if i == pad:
-                    continue
-                w = W[i]
-                if has_w:
+            if not has_w:  # the sum in registers (see _gather.py)
+                gather_sum(W, ids, lo, hi, pad, out, b)
+            else:
+                for j in range(lo, hi):
+                    if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
+                        ahead = ids[j + PF] * D
+                        for q in range(0, D, 16):
+                            prefetch(Wf, ahead + q)
+                    i = ids[j]
+                    if i == pad:
+                        continue
                     c = psw[j]
+                    w = W[i]
                     for d in range(D):
                         o[d] += c * w[d]
-                else:
-                    for d in range(D):
-                        o[d] += w[d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
                     o[d] /= s
+        if nbad:
+            return np.empty((0, D), W.dtype)
         return out
 
     @njit(cache=True)
@@ -123,43 +131,48 @@ def _build():
         region to enter, no thread count to switch)."""
         B = bounds.size - 1
         D = W.shape[1]
+        N = np.uint64(W.shape[0])
         n = ids.size
         Wf = W.reshape(-1)
         has_w = psw.size > 0
         has_s = scale.size > 0
-        if not has_w:  # the sum in registers (see _gather.py)
-            out = np.empty((B, D), W.dtype)
-            for b in range(B):
-                gather_sum(W, ids, bounds[b], bounds[b + 1], pad, out, b)
-                if has_s:
-                    o = out[b]
-                    s = scale[b]
-                    for d in range(D):
-                        o[d] /= s
-            return out
-        out = np.zeros((B, D), W.dtype)
+        nbad = 0
+        for j in range(bounds[0]):  # ids before the first bag and after the last
+            nbad += np.uint64(ids[j]) >= N
+        for j in range(bounds[B], n):
+            nbad += np.uint64(ids[j]) >= N
+        out = np.zeros((B, D), W.dtype) if has_w else np.empty((B, D), W.dtype)
         for b in range(B):
+            lo = bounds[b]
+            hi = bounds[b + 1]
+            bad = 0
+            for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
+                bad += np.uint64(ids[j]) >= N
+            if bad:
+                nbad += bad
+                continue
             o = out[b]
-            for j in range(bounds[b], bounds[b + 1]):
-                if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
-                    ahead = ids[j + PF] * D
-                    for q in range(0, D, 16):
-                        prefetch(Wf, ahead + q)
-                i = ids[j]
-                if i == pad:
-                    continue
-                w = W[i]
-                if has_w:
+            if not has_w:  # the sum in registers (see _gather.py)
+                gather_sum(W, ids, lo, hi, pad, out, b)
+            else:
+                for j in range(lo, hi):
+                    if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
+                        ahead = ids[j + PF] * D
+                        for q in range(0, D, 16):
+                            prefetch(Wf, ahead + q)
+                    i = ids[j]
+                    if i == pad:
+                        continue
                     c = psw[j]
+                    w = W[i]
                     for d in range(D):
                         o[d] += c * w[d]
-                else:
-                    for d in range(D):
-                        o[d] += w[d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
                     o[d] /= s
+        if nbad:
+            return np.empty((0, D), W.dtype)
         return out
 
     @njit(parallel=True, cache=True)
@@ -315,17 +328,15 @@ def _build():
         return uniq, bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
 
     @njit(cache=True)
-    def bag_prep(ids, offsets, N, last, pad, mode, proto):
-        """The common case's checks and bag bounds in one pass: ``(bounds, scale)`` for ids
-        that all lie in ``[0, N)`` and ``offsets`` that start at 0, do not decrease and end
-        within the ids (``last``: the final offset closes the last bag); ``scale`` the divisor
-        of each bag in ``proto``'s dtype (mode 1: n, 3: sqrt(n), n its non-padding ids, at
-        least 1; else empty). Anything invalid gives two empty arrays: the caller's full path
-        then names the error."""
+    def bag_prep(ids, offsets, last, pad, mode, proto):
+        """The common case's offsets checked and bags bounded in one call: ``(bounds, scale)``
+        for ``offsets`` that start at 0, do not decrease and end within the ids (``last``: the
+        final offset closes the last bag); ``scale`` the divisor of each bag in ``proto``'s
+        dtype (mode 1: n, 3: sqrt(n), n its non-padding ids, at least 1; else empty). Invalid
+        offsets give two empty arrays: the caller's full path then names the error. The ids
+        are checked by the forward kernel (bag_sum), not here."""
         n = ids.size
         bad = False
-        for j in range(n):  # one unsigned compare per id (a negative id wraps to a huge one)
-            bad |= np.uint64(ids[j]) >= np.uint64(N)
         m = offsets.size
         B = m - 1 if last else m
         if B < 0:
