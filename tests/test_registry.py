@@ -73,6 +73,12 @@ NOT_TABLE_OPS = {
     "concat": "alias of cat", "concatenate": "alias of cat",
     "broadcast_shapes": "takes shapes, not tensors (tests/test_shape_indexing.py)",
     "data_ptr": "metadata", "is_contiguous": "metadata", "stride": "metadata",
+    # _ops/creation.py (and the _ranges it re-exports): constructors from data and uninitialized
+    # memory are tested in tests/test_creation.py
+    "tensor": "constructor from data", "as_tensor": "constructor from data (shares memory)",
+    "asarray": "constructor from data (shares memory)", "from_numpy": "shares a NumPy array",
+    "empty": "uninitialized values", "empty_like": "uninitialized values",
+    "empty_strided": "uninitialized values", "range": "deprecated inclusive arange (warns)",
     "sparse_coo_tensor": "constructor (tests/test_sparse_core.py, tests/test_sparse_errors.py)",
     "sparse_csr_tensor": "constructor (tests/test_sparse_core.py, tests/test_sparse_errors.py)",
     "is_coalesced": "flag accessor", "indices": "accessor", "values": "accessor",
@@ -94,7 +100,7 @@ OP_FAMILIES = ("pointwise", "shape", "indexing", "reduction", "statistics", "sor
                "einsum", "matrix", "sparse_core", "sparse_shape", "sparse_linalg", "sparse_reduction",
                "set_ops", "predicates", "arranging", "complex_views", "logexp_gcd", "quantile_cov",
                "distance", "special_fns", "sparse_legacy", "_join", "_slicing", "_masked", "_scatter",
-               "_index_ops")
+               "_index_ops", "creation")
 # Tensor-method-only ops (no top-level name, so in no family's __all__) that have rows too
 METHOD_ONLY_ROWS = ("pin_memory", "is_pinned")  # _ops/pinning.py
 

@@ -188,6 +188,9 @@ def scalar_tensor(
     dt = dtype or D.get_default_dtype()
     if isinstance(s, Tensor):
         s = s.item()
+    elif not isinstance(s, numbers.Number):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
+                        f"{type(s).__name__}")
     return finish(place(np.array(s, dtype=dt.np), dt, as_device(device)), requires_grad)
 
 

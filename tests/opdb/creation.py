@@ -4,7 +4,7 @@ import numpy as np
 
 import sparsetorch as st
 
-from ._core import ErrorInput, OpInfo, Sample, make
+from ._core import INTS, ErrorInput, OpInfo, Sample, make
 
 SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
 
@@ -123,6 +123,11 @@ def _eye_errors():
     ]
 
 
+def _tri_errors():
+    return [ErrorInput(Sample((-1, 2)), RuntimeError, "row must be non-negative"),
+            ErrorInput(Sample((2, -1)), RuntimeError, "col must be non-negative")]
+
+
 def _pair_samples(dtype, rg):
     """Two real tensors of one dtype (complex / polar build a complex tensor from them; the
     first is positive: polar's abs, where torch's formula uses sgn(result))."""
@@ -222,6 +227,21 @@ OPS = [
         "full", st.full, [((2, 3), 1.5), ((4,), -2)], lambda s, v: np.full(s, v), _full_errors
     ),
     _factory("eye", st.eye, [(3,), (2, 4), (0,)], np.eye, _eye_errors),
+    _factory("logspace", st.logspace, [(0, 2, 5), (-1, 1.5, 3), (0, 3, 4, 2.0), (1, 1, 0)],
+             lambda start, end, steps, base=10.0: np.logspace(start, end, steps, base=base),
+             lambda: [ErrorInput(Sample((0, 2, -1)), RuntimeError, "non-negative")]),
+    _factory("tril_indices", st.tril_indices, [(3, 3), (3, 4, 1), (4, 2, -1), (0, 3)],
+             lambda r, c, k=0: np.stack(np.tril_indices(r, k, c)), _tri_errors,
+             dtypes=INTS),
+    _factory("triu_indices", st.triu_indices, [(3, 3), (3, 4, 1), (4, 2, -1), (0, 3)],
+             lambda r, c, k=0: np.stack(np.triu_indices(r, k, c)), _tri_errors,
+             dtypes=INTS),
+    _factory("scalar_tensor", st.scalar_tensor, [(2.5,), (-3,), (True,)], np.asarray,
+             lambda: [ErrorInput(Sample(("a",)), TypeError, "must be Number")]),
+    OpInfo("ones_like", st.ones_like, np.ones_like, _unary_samples, supports_autograd=False,
+           error_inputs=_not_a_tensor("ones_like")),
+    OpInfo("full_like", st.full_like, np.full_like, _fill_samples, supports_autograd=False,
+           error_inputs=lambda: [ErrorInput(Sample(([1.0], 2.0)), TypeError, "must be a Tensor")]),
     OpInfo("complex", st.complex, lambda re, im: re + 1j * im, _pair_samples, error_inputs=_pair_errors(st.complex)),
     OpInfo("polar", st.polar, lambda r, th: r * np.exp(1j * th), _pair_samples, error_inputs=_pair_errors(st.polar)),
 ]
