@@ -12,12 +12,13 @@ and kron in ``matrix.py`` (``_ops/__init__.py`` imports each module of the famil
 
 from .. import _autocast as _ac
 from .._backend import CPU, get_backend
-from .._dtype import bfloat16
+from .._dtype import bfloat16, float32 as _F32, float64 as _F64
 from .._device import CPU as CPU_DEVICE
 from .._dispatch import call, composite, defop, record_if_grad, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd import profiler as _profiler
+from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse._payload import COO
 from .._variants import method
 from . import sparse_linalg as _spl
@@ -40,6 +41,7 @@ __all__ = [
 _BF16_NP = bfloat16.np
 _np_matmul = CPU.xp.matmul  # mm/bmm's CPU fast path (2-D/3-D products: always an array)
 _new = object.__new__
+_grad_enabled = GRAD_ENABLED.get
 
 
 def _same_dtype(a, b):
@@ -127,15 +129,42 @@ _matmul_op = defop(
     "matmul", {SS: _matmul_kernel, **_sparse(_spl.matmul_sparse)}, inputs=("input", "other"),
     grads={"input": _matmul_input_backward, "other": _matmul_other_backward},
 )
+def _plain_product(a, b, ta, tb):
+    """``a @ b`` (``a``/``b`` transposed in their last two dims where ``ta``/``tb``) on the
+    payloads, in a plain backward (no create_graph, no profiling) over strided float32/float64
+    CPU tensors of one dtype; None otherwise (the formula then runs with ops) (issue 14)."""
+    dt = a.dtype
+    if (dt is not _F32 and dt is not _F64) or b.dtype is not dt or a.layout is not strided \
+            or b.layout is not strided or a.device is not CPU_DEVICE or b.device is not CPU_DEVICE \
+            or _grad_enabled() or _profiler.ACTIVE is not None:
+        return None
+    x = a._data
+    y = b._data
+    if x.ndim < 2 or x.ndim != y.ndim:
+        return None
+    return wrap(_np_matmul(x.swapaxes(-1, -2) if ta else x, y.swapaxes(-1, -2) if tb else y),
+                dt, CPU_DEVICE, strided)
+
+
+def _mm_grad_input(grad, mat2, _f=None):
+    r = _plain_product(grad, mat2, False, True)
+    return r if r is not None else (_f or mm)(grad, mT(mat2))
+
+
+def _mm_grad_mat2(grad, input, _f=None):
+    r = _plain_product(input, grad, True, False)
+    return r if r is not None else (_f or mm)(mT(input), grad)
+
+
 _mm_op = defop(
     "mm", {SS: _matmul_kernel, **_sparse(_spl.mm_sparse)}, inputs=("input", "mat2"),
-    grads={"input": lambda grad, mat2: mm(grad, mT(mat2)),
-           "mat2": lambda grad, input: mm(mT(input), grad)},
+    grads={"input": lambda grad, mat2: _mm_grad_input(grad, mat2),
+           "mat2": lambda grad, input: _mm_grad_mat2(grad, input)},
 )
 _bmm_op = defop(
     "bmm", {SS: _matmul_kernel, **_spl.BMM_KERNELS}, inputs=("input", "mat2"),
-    grads={"input": lambda grad, mat2: bmm(grad, mT(mat2)),
-           "mat2": lambda grad, input: bmm(mT(input), grad)},
+    grads={"input": lambda grad, mat2: _mm_grad_input(grad, mat2, bmm),
+           "mat2": lambda grad, input: _mm_grad_mat2(grad, input, bmm)},
 )
 _mv_op = defop(
     "mv", {SS: _matmul_kernel, **_sparse(_spl.mv_sparse)}, inputs=("input", "vec"),

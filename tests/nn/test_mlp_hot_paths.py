@@ -233,3 +233,24 @@ def test_bce_with_logits_lean_path_leaves_other_cases():
     assert r.dtype is st.float64  # promoted: the checked path
     r = st.nn.functional.binary_cross_entropy_with_logits(x, st.rand(4), pos_weight=st.ones(4))
     assert type(r.grad_fn).__name__ == "BinaryCrossEntropyWithLogitsBackward0"
+
+
+@pytest.mark.parametrize("op", ["mm", "bmm"])
+def test_mm_bmm_plain_backward_on_payloads(op):
+    # the DLRM interaction: T @ T^T (a transposed view as mat2), then both gradients
+    shape = (4, 3) if op == "mm" else (2, 4, 3)
+    x, tx = _pair(shape, np.float32, 13)
+    f = (lambda lib, a: lib.mm(a, a.t())) if op == "mm" else (lambda lib, a: lib.bmm(a, a.transpose(1, 2)))
+    y, ty = f(st, x), f(torch, tx)
+    assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__
+    g = np.random.default_rng(14).standard_normal(tuple(ty.shape)).astype(np.float32)
+    y.backward(st.from_numpy(g.copy()))
+    ty.backward(torch.from_numpy(g.copy()))
+    _close(x.grad, tx.grad, 1e-5)
+    # create_graph: the formulas with ops (double backward)
+    a = st.randn(*shape, dtype=st.float64, requires_grad=True)
+    ta = torch.from_numpy(a.detach().numpy().copy()).requires_grad_()
+    for lib, t in ((st, a), (torch, ta)):
+        (gx,) = lib.autograd.grad(f(lib, t).pow(2).sum(), t, create_graph=True)
+        gx.sum().backward()
+    _close(a.grad, ta.grad, 1e-9)
