@@ -24,7 +24,7 @@ GROUND, KERNELS, TENSOR, AUTOGRAD, DISPATCH, OPS, LIBRARIES, METHODS, FACE = ran
 FLOORS = {
     # 1. values and backend
     "_dtype": GROUND, "_layout": GROUND, "_device": GROUND, "_memory": GROUND,
-    "_xpcompat": GROUND, "_backend": GROUND, "_jit": GROUND, "_flags": GROUND,
+    "_xpcompat": GROUND, "_backend": GROUND, "_jit": GROUND, "_flags": GROUND, "_blas": GROUND,
     "_autocast": GROUND, "torch_version": GROUND, "version": GROUND, "_typing": GROUND,
     "_torch_warnings": GROUND,
     # 2. kernels: payloads and a Backend in, arrays out

@@ -7,8 +7,10 @@ Hot path (issue 14): ``lean`` serves the common call (float32/float64 CPU tensor
 bias) without the generic dispatcher, and in a plain backward (no ``create_graph``) the three
 derivatives are GEMMs on the payloads (the bias's a GEMV with a ones vector: one pass, 1/4 of
 ``sum(0)``'s time at 128 x 64); with ``create_graph`` they are sparsetorch ops (double backward).
+The products run with the BLAS threads the thread policy gives their work (``_blas.dot``).
 """
 
+from ... import _blas
 from ..._backend import CPU
 from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import defop, record
@@ -58,14 +60,16 @@ def _out(data, like):
 def _grad_input(grad, weight):
     p = _payloads(grad, weight)
     if p is not None and p[0].ndim == 2 and p[1].ndim == 2:
-        return _out(p[0].dot(p[1]), grad)
+        g, w = p
+        return _out(_blas.dot(g, w, g.shape[0] * g.shape[1] * w.shape[1]), grad)
     return grad.mm(weight)
 
 
 def _grad_weight(grad, input):
     p = _payloads(grad, input)
     if p is not None and p[0].ndim == 2 and p[1].ndim == 2:
-        return _out(p[0].T.dot(p[1]), grad)
+        g, x = p
+        return _out(_blas.dot(g.T, x, g.shape[0] * g.shape[1] * x.shape[1]), grad)
     return grad.t().mm(input)
 
 
@@ -84,7 +88,8 @@ def _grad_bias(grad):
             if len(_ONES) > 64:
                 _ONES.clear()
             ones = _ONES[key] = CPU.xp.ones(n, g.dtype)
-        return _out(ones.dot(g), grad)  # a GEMV: the column sums, in the dtype (as sum(0))
+        # a GEMV: the column sums, in the dtype (as sum(0))
+        return _out(_blas.dot(ones, g, g.shape[0] * g.shape[1]), grad)
     return grad.sum(0)
 
 
@@ -112,7 +117,7 @@ def lean(input, weight, bias):
     if x.ndim != 2 or w.ndim != 2 or b.ndim != 1 or x.shape[1] != w.shape[1] \
             or b.shape[0] != w.shape[0]:
         return None
-    data = x.dot(w.T)
+    data = _blas.dot(x, w.T, x.shape[0] * x.shape[1] * w.shape[0])
     data += b
     t = _out(data, input)
     if (input._rg or weight._rg or bias._rg) and _grad_enabled():
