@@ -519,3 +519,35 @@ def test_bag_ids_checked_in_the_kernel():
             for f in (k[0], k[3]):
                 assert f(wd, np.array(ids), np.array([0, 1, 2]), -1, e, e).shape == (0, 4)
         assert k[3](wd, np.array([1, 1, 5]), np.array([0, 1, 2]), -1, e, e).shape == (2, 4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_embedding_take_kernel(dtype):
+    """Embedding's forward kernel (rows copied, ids checked as they are read, the serial twin
+    and the parallel one): torch's values for every id shape, torch's IndexError for an id
+    outside the table (negative ones too), max_norm and empty ids on the full path."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((30, 7)).astype(dtype)
+    for shape in [(5,), (3, 4), (2, 3, 2)]:
+        ids = rng.integers(0, 30, shape)
+        out = F.embedding(st.tensor(ids), st.tensor(w))
+        exp = torch.nn.functional.embedding(torch.tensor(ids), torch.tensor(w))
+        assert tuple(out.shape) == tuple(exp.shape)
+        np.testing.assert_array_equal(out.numpy(), exp.numpy())
+    assert tuple(F.embedding(st.tensor(np.zeros((2, 0), np.int64)), st.tensor(w)).shape) == (2, 0, 7)
+    for bad in ([1, 30, 2], [[0, -1]]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding(st.tensor(bad), st.tensor(w))
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding(st.tensor(bad), st.tensor(w), max_norm=1.0)
+    from sparsetorch._backend import CPU
+    from sparsetorch.nn._kernels import embedding as K
+
+    k = K.kernels(CPU)
+    if k is not None:
+        ids = rng.integers(0, 30, 100)
+        np.testing.assert_array_equal(k[5](w, ids), w[ids])
+        np.testing.assert_array_equal(k[6](w, ids), w[ids])
+        ids[57] = -3
+        assert k[5](w, ids).shape == (0, 7) and k[6](w, ids).shape == (0, 7)

@@ -112,7 +112,24 @@ def _renorm_(weight, ids, max_norm, norm_type):
 # ---- embedding ----
 
 def _emb_kernel(be, w, ctx):
-    return be.xp.take(w, ctx.ids, axis=0)
+    ids = ctx.ids
+    k = K.kernels(be) if ids.size and ids.dtype.char in "lq" and w.dtype.char in "fd" else None
+    if k is None:
+        return be.xp.take(w, ids, axis=0)
+    flat = ids.reshape(-1)
+    if not flat.flags.c_contiguous:
+        flat = be.xp.ascontiguousarray(flat)
+    if not w.flags.c_contiguous:  # the kernel prefetches through a flat view of the table
+        w = be.xp.ascontiguousarray(w)
+    work = flat.size * w.shape[1]
+    if work < _jit.PAR_MIN_WORK:
+        out = k[6](w, flat)
+    else:
+        with _jit.limit(work):
+            out = k[5](w, flat)
+    if out.shape[0] != flat.size:  # the kernel's sign of an id outside the table
+        raise IndexError("index out of range in self")
+    return out.reshape(ids.shape + (w.shape[1],))
 
 
 def _emb_weight_backward(grad, ctx):
@@ -160,8 +177,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     place first. ``scale_grad_by_freq``: gradients are divided by each id's count in the batch.
     ``sparse``: the gradient of ``weight`` is an uncoalesced sparse COO tensor.
     """
-    ids = _check_ids(input, weight, "embedding")
-    num = weight.shape[0]
+    if (max_norm is None and isinstance(input, Tensor) and isinstance(weight, Tensor)
+            and input.dtype is D.int64 and (weight.dtype is D.float32 or weight.dtype is D.float64)
+            and input.layout is strided and weight.layout is strided
+            and weight.device is CPU_DEVICE and input.device is CPU_DEVICE
+            and weight._data.ndim == 2 and input._data.size and K.kernels(CPU) is not None):
+        ids = input._data  # the common case: the forward kernel checks the ids as it reads them
+    else:
+        ids = _check_ids(input, weight, "embedding")
+    num = weight._data.shape[0]
     pad = _padding_idx(padding_idx, num)
     if max_norm is not None:
         _renorm_(weight, ids, max_norm, norm_type)

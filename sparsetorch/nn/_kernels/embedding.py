@@ -366,4 +366,61 @@ def _build():
             scale[b] = c if mode == 1 else np.sqrt(np.float64(c))
         return bounds, scale
 
-    return bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep
+    @njit(parallel=True, cache=True)
+    def take_rows(W, ids):
+        """``W[ids]`` for Embedding's forward (1-D int64 ids, at least one), each id checked
+        (an id outside the table gives an empty (0, D) result: the caller raises torch's
+        IndexError) and the row PF ids ahead prefetched (np.take does not: 1.2 ms for 65,536
+        rows of a 1M x 64 table)."""
+        n = ids.size
+        D = W.shape[1]
+        N = np.uint64(W.shape[0])
+        Wf = W.reshape(-1)
+        out = np.empty((n, D), W.dtype)
+        nbad = 0
+        for j in prange(n):
+            i = ids[j]
+            if np.uint64(i) >= N:
+                nbad += 1
+                continue
+            if j + PF < n:
+                ahead = np.uint64(ids[j + PF])
+                if ahead < N:
+                    a = np.int64(ahead) * D
+                    for q in range(0, D, 16):
+                        prefetch(Wf, a + q)
+                    prefetch(Wf, a + D - 1)
+            o = out[j]
+            w = W[i]
+            for d in range(D):
+                o[d] = w[d]
+        if nbad:
+            return np.empty((0, D), W.dtype)
+        return out
+
+    @njit(cache=True)
+    def take_rows_1(W, ids):
+        """take_rows on the calling thread (small work)."""
+        n = ids.size
+        D = W.shape[1]
+        N = np.uint64(W.shape[0])
+        Wf = W.reshape(-1)
+        out = np.empty((n, D), W.dtype)
+        for j in range(n):
+            i = ids[j]
+            if np.uint64(i) >= N:
+                return np.empty((0, D), W.dtype)
+            if j + PF < n:
+                ahead = np.uint64(ids[j + PF])
+                if ahead < N:
+                    a = np.int64(ahead) * D
+                    for q in range(0, D, 16):
+                        prefetch(Wf, a + q)
+                    prefetch(Wf, a + D - 1)
+            o = out[j]
+            w = W[i]
+            for d in range(D):
+                o[d] = w[d]
+        return out
+
+    return bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep, take_rows, take_rows_1
