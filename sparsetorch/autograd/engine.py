@@ -7,7 +7,9 @@ an op's inputs are undone here, in one place, after each node.
 
 import threading
 
-from .._backend import get_backend, writeable
+from .._backend import CPU, get_backend, writeable
+from .._device import CPU as CPU_DEVICE
+from .._dtype import float32 as _F32, float64 as _F64
 from .._layout import sparse_coo, strided
 from .._tensor import Tensor, wrap
 from .grad_mode import GRAD_ENABLED
@@ -305,7 +307,8 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                                 buf = buffers[child] = [None] * child.num_outputs
                                 buf[nr] = g
                         else:
-                            buf[nr] = g if buf[nr] is None else buf[nr] + g
+                            old = buf[nr]
+                            buf[nr] = g if old is None else _sum_grads(old, g, create_graph)
                     left = deps[child] - 1
                     if left:
                         deps[child] = left
@@ -415,6 +418,22 @@ def sum_to(g, shape):
     if tuple(g.shape) != shape:
         raise RuntimeError(f"gradient of shape {list(gshape)} cannot be reduced to {list(shape)}")
     return g
+
+
+def _sum_grads(a, b, create_graph):
+    """``a + b``, two gradients of one output. In a plain backward over strided float32/float64
+    CPU tensors of one shape: one NumPy add on the payloads, as torch's input buffer sums them
+    (issue 14); otherwise (graph building, profiling, sparse, broadcasting) the op."""
+    dt = a.dtype
+    if not create_graph and (dt is _F32 or dt is _F64) and b.dtype is dt \
+            and a.layout is strided and b.layout is strided and a.device is CPU_DEVICE \
+            and b.device is CPU_DEVICE and not a._rg and not b._rg \
+            and a._data.shape == b._data.shape != () and _profiler.ACTIVE is None:
+        return wrap(_np_add(a._data, b._data), dt, CPU_DEVICE, strided)
+    return a + b
+
+
+_np_add = CPU.xp.add
 
 
 def _add_to_buffer(buffers, node, nr, g):

@@ -254,3 +254,20 @@ def test_mm_bmm_plain_backward_on_payloads(op):
         (gx,) = lib.autograd.grad(f(lib, t).pow(2).sum(), t, create_graph=True)
         gx.sum().backward()
     _close(a.grad, ta.grad, 1e-9)
+
+
+def test_two_gradients_of_one_output_are_summed_on_the_payloads():
+    # T feeds bmm twice (as itself and through transpose): its two gradients add up
+    t, tt = _pair((3, 2, 4), np.float32, 15)
+    for lib, a in ((st, t), (torch, tt)):
+        b = a * 1
+        lib.bmm(b, b.transpose(1, 2)).sum().backward()
+    _close(t.grad, tt.grad, 1e-6)
+    # 0-d gradients, float64, create_graph (the op, so double backward works)
+    s = st.tensor(2.0, dtype=st.float64, requires_grad=True)
+    ts = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    for lib, a in ((st, s), (torch, ts)):
+        b = a * 3
+        (g,) = lib.autograd.grad(b * b + b.exp(), a, create_graph=True)
+        g.backward()
+    _close(s.grad, ts.grad, 1e-12)
