@@ -138,6 +138,13 @@ def _random(dtype):
     st.randperm(1 << 17)
 
 
+def _topk(dtype):
+    x = st.rand(8, 512, dtype=dtype)
+    for k in (4, 200):  # partial_sort (k * 64 <= n) and nth_element + sort
+        for largest in (True, False):
+            st.topk(x, k, largest=largest)
+
+
 GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "embedding": ("Embedding / EmbeddingBag forward and backward", _embedding),
     "optim": ("SparseAdam, Adam, Adagrad, RowWiseAdagrad row updates", _optim),
@@ -149,6 +156,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "distributed": ("the sparse all-reduce's k-way merge", _distributed),
     "random": ("normal_, exponential_, cauchy_, ..., randn, rand, randperm on large tensors",
                _random),
+    "topk": ("topk in torch's CPU order (partial_sort / nth_element + sort)", _topk),
 }
 
 

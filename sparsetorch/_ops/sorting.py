@@ -5,9 +5,11 @@ and take the values with ``_take_along``, whose gradient scatters ``grad`` back 
 positions, so the gradient goes to exactly the chosen element as in torch. Results are
 ``return_type`` tuples with named fields, like ``torch.return_types``. Sorting is always stable
 (which also satisfies ``stable=False``); NaN sorts as the largest value, as in torch.
-Among tied values, ``topk``/``kthvalue`` return the first index in stable order; torch's
+Among tied values, ``kthvalue`` returns the first index in stable order; torch's
 quickselect may pick another tied index (torch documents no order), so values always match
-torch but tie indices may not. Below ``reduction.py``, which uses it.
+torch but tie indices may not. ``topk`` on the CPU gives torch's own order, ties and
+``sorted=False`` included (``dense/_topk_order.py``, numba); elsewhere ties come in index
+order. Below ``reduction.py``, which uses it.
 """
 
 import operator
@@ -21,6 +23,7 @@ from ..dense.sorting import (  # noqa: F401 - the strided kernels of these ops
     _take_kernel, _flat_index, _put_kernel, _median_all_kernel,
 )
 from .._variants import method
+from ..dense._topk_order import topk_rows
 
 S = (strided,)
 
@@ -181,19 +184,46 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 
 @method
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002 - torch's name
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices (always sorted)."""
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in torch's CPU
+    order (tied values and ``sorted=False`` included) where the numba kernel runs, else sorted
+    with ties in index order."""
     check_tensor(input, "topk")
     _no_bool(input, "topk")
     d = _dim_arg(input, dim, "topk")
     if not isinstance(k, int) or not 0 <= k <= _size(input, d):
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, dim size {_size(input, d)})")
-    idx = _partial_topk(input, d, k, bool(largest)) if input.ndim else None
+    idx = None
+    if input.ndim:
+        idx = _torch_order_topk(input, d, k, bool(largest), bool(sorted))
+        if idx is None:
+            idx = _partial_topk(input, d, k, bool(largest))
     if idx is None:
         idx = _argsort_payload(input, d, bool(largest))
         if input.ndim:  # a 0-d input gives itself for k in (0, 1), as torch does
             idx = _slice_along(idx, d, 0, k)
     vals = _take_along(input, idx, d, False)
     return write_tuple_out(topk_return((vals, _indices(idx, input))), out, "topk")
+
+
+def _torch_order_topk(input, d, k, largest, sorted_):
+    """topk's indices in torch's CPU order, ties and ``sorted=False`` included (the C++ standard
+    library's partial_sort / nth_element + sort that torch runs: dense/_topk_order.py); None
+    where that kernel can't run (GPU, no numba, complex)."""
+    x = input._data
+    if x.dtype.kind not in "fiu" and x.dtype != D.bfloat16.np:
+        return None
+    be = _be(input)
+    if be.name != "cpu":
+        return None
+    xp = be.xp
+    keys = xp.moveaxis(D.sort_key(xp, x), d, -1)
+    if keys.dtype.kind == "f" and keys.dtype.itemsize < 4:
+        keys = keys.astype(xp.float32)  # float16 has no numba type; exact in float32
+    shape = keys.shape
+    idx = topk_rows(be, xp.ascontiguousarray(keys.reshape(-1, shape[-1])), k, largest, sorted_)
+    if idx is None:
+        return None
+    return xp.ascontiguousarray(xp.moveaxis(idx.reshape(shape[:-1] + (k,)), -1, d))
 
 
 def _partial_topk(input, d, k, largest):

@@ -301,11 +301,21 @@ def _np_sort(x, dim=-1, descending=False, stable=False):
     return (x, i) if x.ndim == 0 else (np.take_along_axis(x, i, dim), i)
 
 
+def _distinct(shape, dtype, rg, seed):
+    # topk's tie order is torch's (std::partial_sort / nth_element, not a stable sort), which the
+    # NumPy reference does not model: distinct values here; ties are checked against torch in
+    # tests/test_reduction_linalg.py
+    a = np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape) - 5
+    t = st.tensor(a, dtype=dtype)
+    return t.requires_grad_(True) if rg else t
+
+
 def _topk_samples(dtype, rg):
-    return [Sample((make((6,), dtype, rg, seed=1), 3), name="k3"),
-            Sample((make((3, 4), dtype, rg, seed=2), 2), {"dim": 0, "largest": False}, name="smallest"),
-            Sample((make((2, 3, 4), dtype, rg, seed=3), 4), {"dim": -1}, name="all"),
-            Sample((make((3, 4), dtype, rg, seed=4), 0), name="k0")]
+    return [Sample((_distinct((6,), dtype, rg, seed=1), 3), name="k3"),
+            Sample((_distinct((3, 4), dtype, rg, seed=2), 2), {"dim": 0, "largest": False},
+                   name="smallest"),
+            Sample((_distinct((2, 3, 4), dtype, rg, seed=3), 4), {"dim": -1}, name="all"),
+            Sample((_distinct((3, 4), dtype, rg, seed=4), 0), name="k0")]
 
 
 def _np_topk(x, k, dim=-1, largest=True, sorted=True):
