@@ -17,7 +17,8 @@ from . import _jit
 
 __all__ = ["dot"]
 
-_OWN_THRESHOLD = 1 << 18  # OpenBLAS runs smaller products on one thread itself
+GEMM_OWN = 1 << 18  # OpenBLAS runs smaller matrix products on one thread itself
+GEMV_OWN = 2304 * 4  # ... and smaller matrix-vector products
 _FNS = []  # [(set, get)] once looked up: NumPy's OpenBLAS, or [None] when there is none
 _LOCK = threading.Lock()
 _STATE = [0, 0]  # [calls inside a lowered region, the count to restore]
@@ -52,9 +53,10 @@ def _lookup():
     return fns
 
 
-def dot(a, b, work):
-    """``a.dot(b)`` (``work``: its multiply-adds) with the threads the work is worth."""
-    if work < _OWN_THRESHOLD:
+def dot(a, b, work, own=GEMM_OWN):
+    """``a.dot(b)`` (``work``: its multiply-adds) with the threads the work is worth; ``own``:
+    the work below which OpenBLAS keeps the call on one thread (``GEMV_OWN`` for a vector)."""
+    if work < own:
         return a.dot(b)
     fns = _FNS[0] if _FNS else _lookup()
     if fns is None:

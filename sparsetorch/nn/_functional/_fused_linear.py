@@ -89,7 +89,7 @@ def _grad_bias(grad):
                 _ONES.clear()
             ones = _ONES[key] = CPU.xp.ones(n, g.dtype)
         # a GEMV: the column sums, in the dtype (as sum(0))
-        return _out(_blas.dot(ones, g, g.shape[0] * g.shape[1]), grad)
+        return _out(_blas.dot(ones, g, g.shape[0] * g.shape[1], _blas.GEMV_OWN), grad)
     return grad.sum(0)
 
 
