@@ -19,7 +19,7 @@ import threading
 
 from ... import _jit
 
-__all__ = ["kernels", "num_threads", "release_scratch", "scratch"]
+__all__ = ["aligned_empty", "kernels", "num_threads", "release_scratch", "scratch"]
 
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
 gather_sum = None  # set by _build: the numba gather-sum intrinsic (see _gather.py)
@@ -47,6 +47,19 @@ def scratch(xp, n):
     if s is None:
         s = (xp.full(n, -1, dtype=xp.int32), xp.zeros((n + 63) // 64, dtype=xp.uint64))
     return s
+
+
+def aligned_empty(xp, shape, dtype, align=64):
+    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary
+    (NumPy's allocator gives 16): a table's 64-byte row (16 float32) is then one cache line,
+    not two, for the gathers (torch's allocator aligns to 64 too)."""
+    dtype = xp.dtype(dtype)
+    n = 1
+    for s in shape:
+        n *= s
+    buf = xp.empty(n * dtype.itemsize + align, xp.uint8)
+    k = -buf.ctypes.data % align
+    return buf[k:k + n * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def release_scratch(n, s):
