@@ -27,7 +27,7 @@ from ... import _jit
 
 MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
 _CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
-fexp = flog1p01 = ferfc = fexpm1 = None  # set by _build (see _fastmath.py)
+fexp = flog1p01 = ferfc = fexpm1 = fgelu = fgelu_grad = wide = None  # set by _build (_fastmath.py)
 
 
 def _kernels(be, *arrays):
@@ -221,8 +221,9 @@ def _np_act(be, kind, x, a, b, c):
     xp = be.xp
     if kind == SILU:
         return x * be.special.expit(x)
-    if kind == GELU:  # + (x - x): nan at +-inf, as torch's
-        return 0.5 * x * (1 + be.special.erf(x * _INV_SQRT_2)) + (x - x)
+    if kind == GELU:  # erfc: no cancellation in the left tail; float32: nan at +inf, as torch's
+        r = 0.5 * x * be.special.erfc(x * -_INV_SQRT_2)
+        return r + x * 0 if x.dtype.itemsize < 8 else r
     if kind == GELU_TANH:
         inner = (x + 0.044715 * x * x * x) * _SQRT_2_PI
         return 0.5 * x * (1 + xp.tanh(inner))
@@ -238,7 +239,7 @@ def _np_act_bwd(be, kind, g, x, a, b, c):
         s = be.special.expit(x)
         return g * s * (1 + x * (1 - s))
     if kind == GELU:
-        cdf = 0.5 * (1 + be.special.erf(x * _INV_SQRT_2))
+        cdf = 0.5 * be.special.erfc(x * -_INV_SQRT_2)
         return g * (cdf + x * xp.exp(x * x * -0.5) * _INV_SQRT_2PI)
     if kind == GELU_TANH:
         x2 = x * x
@@ -298,7 +299,9 @@ def _build():
     # the cache key every process: the callers would recompile each time)
     global sigmoid_s, logsigmoid_s, logsigmoid_bwd_s, softplus_s, softplus_bwd_s
     global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, act_s, act_bwd_s, ferfc, fexpm1
+    global fgelu, fgelu_grad, wide
     ferfc, fexpm1 = _fastmath.ferfc, _fastmath.fexpm1
+    fgelu, fgelu_grad, wide = _fastmath.fgelu, _fastmath.fgelu_grad, _fastmath.wide
     C = _CHUNK
     fm = {"contract"}  # fused multiply-add in the polynomials: faster, and no less accurate
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
@@ -484,6 +487,7 @@ def _build():
 
     @jit
     def act_s(kind, x, a, b, c, out):
+        wide()
         half = x.dtype.type(0.5)
         one = x.dtype.type(1)
         two = x.dtype.type(2)
@@ -491,11 +495,15 @@ def _build():
         if kind == 0:  # silu
             for i in range(x.size):
                 out[i] = x[i] / (one + fexp(-x[i]))
-        elif kind == 1:  # gelu (erf)
-            r2 = x.dtype.type(_INV_SQRT_2)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = half * v * ferfc(-v * r2) + (v - v)  # nan at +-inf, as torch's
+        elif kind == 1:  # gelu (erf): two independent halves per iteration (the formula is one
+            # long dependency chain: interleaved, twice the elements are in flight)
+            n = x.size
+            h = n // 2
+            for i in range(h):
+                out[i] = fgelu(x[i])
+                out[i + h] = fgelu(x[i + h])
+            if n > 2 * h:
+                out[n - 1] = fgelu(x[n - 1])
         elif kind == 2:  # gelu (tanh)
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
@@ -525,6 +533,7 @@ def _build():
 
     @jit
     def act_bwd_s(kind, g, x, a, b, c, out):
+        wide()
         half = x.dtype.type(0.5)
         one = x.dtype.type(1)
         two = x.dtype.type(2)
@@ -534,12 +543,14 @@ def _build():
                 v = x[i]
                 s = one / (one + fexp(-v))
                 out[i] = g[i] * s * (one + v * (one - s))
-        elif kind == 1:  # gelu (erf): cdf + x pdf
-            r2 = x.dtype.type(_INV_SQRT_2)
-            rp = x.dtype.type(_INV_SQRT_2PI)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = g[i] * (half * ferfc(-v * r2) + v * fexp(-half * v * v) * rp)
+        elif kind == 1:  # gelu (erf): cdf + x pdf, two halves interleaved (as the forward)
+            n = x.size
+            h = n // 2
+            for i in range(h):
+                out[i] = g[i] * fgelu_grad(x[i])
+                out[i + h] = g[i + h] * fgelu_grad(x[i + h])
+            if n > 2 * h:
+                out[n - 1] = g[n - 1] * fgelu_grad(x[n - 1])
         elif kind == 2:  # gelu (tanh)
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
