@@ -21,10 +21,13 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 class dtype:
     """A sparsetorch dtype; compares by identity, as ``torch.dtype`` does."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_cat")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_cat",
+                 "scalar_name", "cpp_name")
 
     def __init__(self, name, np_dtype, cat):
         self.name = name
+        # torch's names of the type in its messages: ScalarType ("Got: Long") and C++ ("float != double")
+        self.scalar_name, self.cpp_name = _TORCH_NAMES[name]
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self._cat = cat
@@ -46,6 +49,14 @@ class dtype:
                 "float64": complex128}.get(self.name, self)
 
 
+_TORCH_NAMES = {
+    "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+    "float32": ("Float", "float"), "float64": ("Double", "double"),
+    "int8": ("Char", "signed char"), "int16": ("Short", "short int"), "int32": ("Int", "int"),
+    "int64": ("Long", "long int"), "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool"),
+    "complex64": ("ComplexFloat", "c10::complex<float>"),
+    "complex128": ("ComplexDouble", "c10::complex<double>"),
+}
 float16 = dtype("float16", np.float16, _FLOAT)
 float32 = dtype("float32", np.float32, _FLOAT)
 float64 = dtype("float64", np.float64, _FLOAT)

@@ -122,3 +122,17 @@ def test_layouts():
     assert st.ones(2).layout is st.strided
     assert repr(st.sparse_coo) == "sparsetorch.sparse_coo"
     assert not st.ones(2).is_sparse
+
+
+def test_dtype_knows_torchs_names_of_it():
+    """Each dtype carries torch's ScalarType name (``x.type()``'s ``torch.<Name>Tensor``) and C++
+    name (the mm dtype message): the one table every message uses."""
+    torch = pytest.importorskip("torch")
+    names = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+             "uint8", "bool", "complex64", "complex128")
+    for name in names:
+        assert getattr(st, name).scalar_name == torch.zeros(1, dtype=getattr(torch, name)).type()[6:-6]
+    for name in ("float16", "bfloat16", "float64", "int64", "complex64"):
+        with pytest.raises(RuntimeError) as e:
+            torch.ones(2, 2).mm(torch.ones(2, 2, dtype=getattr(torch, name)))
+        assert e.value.args[0].endswith(f"float != {getattr(st, name).cpp_name}")

@@ -25,20 +25,6 @@ _builtin_range = range
 _builtin_complex = complex
 
 # torch's C++ scalar-type names, used in messages that quote torch's wording
-TORCH_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
 
 
@@ -96,8 +82,8 @@ def out_dtype(dtype, out, fname):
         return out.dtype
     if dtype is not out.dtype:
         raise RuntimeError(
-            f"dtype {TORCH_NAMES[dtype.name]} does not match dtype of out parameter "
-            f"({TORCH_NAMES[out.dtype.name]})"
+            f"dtype {dtype.scalar_name} does not match dtype of out parameter "
+            f"({out.dtype.scalar_name})"
         )
     return dtype
 

@@ -20,7 +20,7 @@ from .._device import as_device
 from .._dispatch import wrap
 from .._layout import strided
 from .._tensor import Tensor
-from ._data import TORCH_NAMES, check_dtype, finish, out_dtype, place
+from ._data import check_dtype, finish, out_dtype, place
 
 if TYPE_CHECKING:
     from .._dtype import dtype
@@ -76,7 +76,7 @@ def arange(
         integral = _is_int(start) and _is_int(end) and _is_int(step)
         dtype = D.int64 if integral else D.get_default_dtype()
     if dtype is D.bool or dtype.is_complex:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{TORCH_NAMES[dtype.name]}'")
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     if dtype is D.int64:
         # torch computes int64 ranges entirely in int64 (the arguments are truncated first)
         xs, xe, xst = (math.trunc(v) for v in (start, end, step))
@@ -298,7 +298,7 @@ def _tri_indices(fname, row, col, offset, dtype, device, lower):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     if dtype.is_floating_point or dtype.is_complex or dtype is D.bool:
-        raise NotImplementedError(f"\"{fname}\" not implemented for '{TORCH_NAMES[dtype.name]}'")
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{dtype.scalar_name}'")
     r, c = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
     arr = np.stack([r, c]).astype(dtype.np).reshape(2, -1)
     return place(arr, dtype, as_device(device))

@@ -18,13 +18,6 @@ from .sparse_reduction import SUM_KERNELS
 S = (strided,)
 _grad_enabled = GRAD_ENABLED.get
 
-TORCH_NAME = {  # torch's ScalarType names, used in messages ("Got: Long")
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
-    "bfloat16": "BFloat16",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-
 
 def is_float(dt):
     return dt.is_floating_point or dt.is_complex

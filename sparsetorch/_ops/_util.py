@@ -86,12 +86,5 @@ def with_out(result, out, name):
 
 # ---- torch's wording in matrix-product errors ----
 
-CPP_NAME = {  # torch's C++ type names, used in the mm dtype message ("float != double")
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
-    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-    "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}
-
-
 def _dims_str(shape):
     return "x".join(map(str, shape))

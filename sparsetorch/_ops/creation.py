@@ -22,7 +22,6 @@ from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._tensor import Tensor
 from ._data import (
-    TORCH_NAMES,
     check_dtype,
     checked_fill_value,
     finish,
@@ -126,8 +125,8 @@ def asarray(obj: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
         )
         if src_dt is not None and dtype is not None and src_dt is not dtype:
             raise ValueError(
-                f"can't alias tensor with dtype '{TORCH_NAMES[src_dt.name]}' into dtype "
-                f"'{TORCH_NAMES[dtype.name]}'."
+                f"can't alias tensor with dtype '{src_dt.scalar_name}' into dtype "
+                f"'{dtype.scalar_name}'."
             )
     if copy:
         if isinstance(obj, Tensor):
@@ -431,12 +430,12 @@ def _complex_pair(fname, a, b, an, bn, op, out):
     ):
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got "
-            f"{TORCH_NAMES[a.dtype.name]} and {TORCH_NAMES[b.dtype.name]}"
+            f"{a.dtype.scalar_name} and {b.dtype.scalar_name}"
         )
     if a.dtype is not b.dtype:
         raise RuntimeError(
-            f"Expected object of scalar type {TORCH_NAMES[a.dtype.name]} but got scalar type "
-            f"{TORCH_NAMES[b.dtype.name]} for second argument"
+            f"Expected object of scalar type {a.dtype.scalar_name} but got scalar type "
+            f"{b.dtype.scalar_name} for second argument"
         )
     dt = a.dtype.to_complex()
     return with_out(call(op, (a, b), (), dt, None), out, fname)

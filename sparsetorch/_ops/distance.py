@@ -70,7 +70,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_tname(t.dtype)}")
+                               f"{t.dtype.scalar_name}")
         if t.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -93,18 +93,13 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return (safe.sqrt() if p == 2 else safe.pow(1.0 / p)).masked_fill(zero, 0.0)
 
 
-def _tname(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name)
-
-
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Returns cosine similarity between ``x1`` and ``x2``, computed along ``dim``."""
     check_tensor(x1, "cosine_similarity", "x1")
     check_tensor(x2, "cosine_similarity", "x2")
     if not (D.result_type(x1, x2).is_floating_point or D.result_type(x1, x2).is_complex):
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
-                           + _tname(D.result_type(x1, x2)))
+                           + D.result_type(x1, x2).scalar_name)
     return cosine_similarity_composite(x1, x2, dim, eps)
 
 

@@ -11,7 +11,6 @@ from .. import _autocast as _ac
 from .._dispatch import call, defop
 from .._layout import strided
 from .._tensor import Tensor
-from ._reduce import TORCH_NAME
 from ._util import check_tensor, norm_dim, with_out
 from ..dense.linalg import (  # noqa: F401 - the strided kernels of these ops
     _einsum_kernel,
@@ -168,8 +167,8 @@ def einsum(equation, *operands):
         check_tensor(t, "einsum", f"operands[{k}]")
         if t.dtype is not operands[0].dtype:
             raise RuntimeError(
-                f"expected scalar type {TORCH_NAME[operands[0].dtype.name]} but found "
-                f"{TORCH_NAME[t.dtype.name]}"
+                f"expected scalar type {operands[0].dtype.scalar_name} but found "
+                f"{t.dtype.scalar_name}"
             )
     ins, out_sub = _parse_einsum(equation, [tuple(t.shape) for t in operands])
     sizes = {}

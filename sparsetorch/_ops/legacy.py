@@ -41,17 +41,6 @@ _SPARSE_SIGNATURES = (
     " * (Tensor indices, Tensor values, tuple of ints size, *, torch.device device = None)\n"
     " * (tuple of ints size, *, torch.device device = None)\n"
 )
-_CPP_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-_SCALAR_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
 _LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}
 
 
@@ -120,12 +109,12 @@ def _sizes(args):
 
 def _scalar(dtype):
     """torch's ScalarType name (``Long``, ``Float``...)."""
-    return _SCALAR_NAMES.get(dtype.name, dtype.name)
+    return dtype.scalar_name
 
 
 def _options(dtype, device, layout):
     return (
-        f"TensorOptions(dtype={_CPP_NAMES.get(dtype.name, dtype.name)}, device={device}, "
+        f"TensorOptions(dtype={dtype.cpp_name}, device={device}, "
         f"layout={_LAYOUT_NAMES[layout.name]}, requires_grad=false (default), "
         "pinned_memory=false (default), memory_format=(nullopt))"
     )

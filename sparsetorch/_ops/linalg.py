@@ -23,10 +23,10 @@ from ..sparse._payload import COO
 from .._variants import method
 from . import sparse_linalg as _spl
 from ._join import cat
-from ._reduce import TORCH_NAME, mT, reshape_to
+from ._reduce import mT, reshape_to
 from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
 from .sparse_linalg import _canon, _pattern, _scalar
-from ._util import CPP_NAME, _dims_str, check_tensor, with_out
+from ._util import _dims_str, check_tensor, with_out
 from .einsum import tensordot
 
 S = (strided,)
@@ -47,8 +47,8 @@ _grad_enabled = GRAD_ENABLED.get
 def _same_dtype(a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {CPP_NAME[a.dtype.name]} != "
-            f"{CPP_NAME[b.dtype.name]}"
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != "
+            f"{b.dtype.cpp_name}"
         )
 
 
@@ -376,7 +376,7 @@ def _check_vectors(input, other, fname):
     if input.dtype is not other.dtype:
         raise RuntimeError(
             f"{fname} : expected both vectors to have same dtype, but found "
-            f"{TORCH_NAME[input.dtype.name]} and {TORCH_NAME[other.dtype.name]}"
+            f"{input.dtype.scalar_name} and {other.dtype.scalar_name}"
         )
 
 
@@ -500,8 +500,8 @@ def _add_product(fname, input, product, beta, alpha, out):
         )
     if input.dtype is not product.dtype:
         raise RuntimeError(
-            f"self and mat2 must have the same dtype, but got {TORCH_NAME[input.dtype.name]} and "
-            f"{TORCH_NAME[product.dtype.name]}"
+            f"self and mat2 must have the same dtype, but got {input.dtype.scalar_name} and "
+            f"{product.dtype.scalar_name}"
         )
     dt = product.dtype
     r = call(_axpby_op, (input, product), (_scale(beta, dt), _scale(alpha, dt)))

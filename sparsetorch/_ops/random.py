@@ -37,7 +37,6 @@ from .._layout import strided
 from .._tensor import Tensor
 from .._variants import method
 from ._data import (
-    TORCH_NAMES,
     broadcast_shape,
     check_dtype,
     finish,
@@ -148,7 +147,7 @@ def _continuous(dt, what, shown):
 
 def _float_only(dt, kernel):
     if not (dt.is_floating_point or dt.is_complex):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TORCH_NAMES[dt.name]}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
 
 
 _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
@@ -551,7 +550,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             f"multinomial only supports floating-point dtypes for input, got: "
-            f"{TORCH_NAMES[input.dtype.name]}"
+            f"{input.dtype.scalar_name}"
         )
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -638,7 +637,7 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
         )
     if to - from_ > hi:
         raise RuntimeError(
-            f"uniform_ expects to-from <= std::numeric_limits<{TORCH_NAMES[real.name]}>::max(), "
+            f"uniform_ expects to-from <= std::numeric_limits<{real.scalar_name}>::max(), "
             f"but found to={to:g} and from={from_:g} which result in to-from to exceed the limit"
         )
     g = check_generator(generator, "uniform_")
@@ -720,7 +719,7 @@ def random_(input, *args, generator=None, **kwargs):
     _dense_self(input, "random_")
     dt = input.dtype
     if dt.is_complex:
-        raise NotImplementedError(f"\"random_\" not implemented for '{TORCH_NAMES[dt.name]}'")
+        raise NotImplementedError(f"\"random_\" not implemented for '{dt.scalar_name}'")
     lo, hi, full = _random_args(args, kwargs)
     g = check_generator(generator, "random_")
     if full:  # torch's uniform_int over [0, max]
@@ -745,7 +744,7 @@ def exponential_(input, lambd=1.0, *, generator=None):
     """Fills ``input`` with samples from the exponential distribution with rate ``lambd``."""
     _dense_self(input, "exponential_")
     dt = input.dtype
-    _continuous(dt, "Exponential", TORCH_NAMES[dt.name])
+    _continuous(dt, "Exponential", dt.scalar_name)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     g = check_generator(generator, "exponential_")
@@ -764,7 +763,7 @@ def geometric_(input, p, *, generator=None):
     success probability ``p``)."""
     _dense_self(input, "geometric_")
     if input.dtype.is_complex:
-        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{TORCH_NAMES[input.dtype.name]}'")
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{input.dtype.scalar_name}'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     g = check_generator(generator, "geometric_")

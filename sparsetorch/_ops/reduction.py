@@ -25,7 +25,7 @@ from .._variants import method
 from . import sorting as _sorting
 from . import sparse_reduction as _sparse
 from ._reduce import (
-    TORCH_NAME, _sum_op, check_nonempty, expand_reduced, is_float, keepdims, reduce_axes,
+    _sum_op, check_nonempty, expand_reduced, is_float, keepdims, reduce_axes,
     reduced_count, sum_axes, sum_dtype,
 )
 from ._util import check_tensor, norm_dim, with_out
@@ -106,7 +106,7 @@ def _need_float(input, dtype, fname):
     if not is_float(dt):
         raise RuntimeError(
             f"{fname}(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {TORCH_NAME[dt.name]}"
+            f"or complex dtype. Got: {dt.scalar_name}"
         )
     return dt
 
@@ -131,7 +131,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not is_float(input.dtype):
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
-            f"{TORCH_NAME[input.dtype.name]}"
+            f"{input.dtype.scalar_name}"
         )
     x = input if dtype is None else input.to(dtype)
     count = sum(x.isnan().logical_not(), dim, keepdim)

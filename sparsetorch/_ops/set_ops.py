@@ -138,7 +138,7 @@ def bincount(input, weights=None, minlength=0):
     check_tensor(input, "bincount")
     dt = input.dtype
     if dt.is_floating_point or dt.is_complex or dt is D.bool:
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(dt)}': "
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{dt.scalar_name}': "
                                   f"bincount counts integers; convert input with .long() first")
     if not isinstance(minlength, int) or minlength < 0:
         raise RuntimeError(f"minlength should be >= 0 (got {minlength})")
@@ -152,12 +152,6 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out = D.float32 if weights.dtype is D.float32 else D.float64
     return call(_bincount_w_op, (input, weights), (minlength,), out, None)
-
-
-def _tname(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool", "bfloat16": "BFloat16",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(dt.name, dt.name)
 
 
 def _histc_kernel(be, x, bins, lo, hi):
@@ -193,7 +187,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     check_tensor(input, "histc")
     dt = input.dtype
     if not dt.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(dt)}': histc "
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{dt.scalar_name}': histc "
                                   f"takes floating-point input; convert it with .float() first")
     if not isinstance(bins, int) or bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")

@@ -12,7 +12,7 @@ from ..sparse import _spmm as K
 from ..sparse._payload import COO
 from ._reduce import mT, reshape_to
 from ._scatter import gather
-from ._util import CPP_NAME, _dims_str, check_tensor, with_out
+from ._util import _dims_str, check_tensor, with_out
 from .linalg import addmm as _addmm, mm as _mm
 from .pointwise import where
 from .sparse_core import coalesce, values, with_values
@@ -100,8 +100,8 @@ def _check_mm(a, b):
             f"{_dims_str(b.shape)})")
     if a.dtype is not b.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {CPP_NAME[a.dtype.name]} != "
-            f"{CPP_NAME[b.dtype.name]}")
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != "
+            f"{b.dtype.cpp_name}")
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
@@ -134,11 +134,11 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     if mat1.dtype is not mat2.dtype:
         raise RuntimeError(
             f"{fname}: Expected mat1 and mat2 to have the same dtype, but got "
-            f"{_tname(mat1)} and {_tname(mat2)}")
+            f"{mat1.dtype.scalar_name} and {mat2.dtype.scalar_name}")
     if input.dtype is not mat1.dtype:
         raise RuntimeError(
             f"{fname}: Expected input and mat1 to have the same dtype, but got "
-            f"{_tname(input)} and {_tname(mat1)}")
+            f"{input.dtype.scalar_name} and {mat1.dtype.scalar_name}")
     if tuple(input.shape[:-2]) != tuple(mat1.shape[:-2]) or tuple(mat1.shape[:-2]) != tuple(mat2.shape[:-2]):
         raise RuntimeError(
             f"{fname}: Expected self and mat1 to have the same batch size, but got "
@@ -170,10 +170,4 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     elif av._rg:  # input ignored (NaN in it does not propagate) but still gets a zero gradient
         v = where(wrap(get_backend(a.device).xp.zeros(v.shape, bool), D.bool, a.device, S), av, v)
     return with_out(with_values(a, v), out, fname)
-
-
-def _tname(t):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
-                t.dtype.name, t.dtype.name)
 

@@ -15,7 +15,7 @@ from .._dispatch import call, defop
 from .._layout import strided
 from .._variants import method
 from ._reduce import (
-    TORCH_NAME, is_float, keep_shape, keepdims, quiet, reduce_axes, reduced_count, sum_axes,
+    is_float, keep_shape, keepdims, quiet, reduce_axes, reduced_count, sum_axes,
     sum_dtype,
 )
 from ._util import check_tensor, norm_dim, with_out
@@ -222,7 +222,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     if not is_float(x.dtype):
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{TORCH_NAME[x.dtype.name]}"
+            f"{x.dtype.scalar_name}"
         )
     dims = dim if isinstance(dim, (tuple, list)) or dim is None else (dim,)
     if isinstance(p, str):
@@ -257,7 +257,7 @@ def dist(input, other, p=2):
         if not is_float(t.dtype):
             raise RuntimeError(
                 "norm(): input dtype should be either floating point or complex. Got "
-                f"{TORCH_NAME[t.dtype.name]} instead."
+                f"{t.dtype.scalar_name} instead."
             )
     return norm(input - other, float(p))
 
@@ -442,7 +442,7 @@ def _softmax_like(op, input, dim, dtype, fname):
     x = input if dtype is None else input.to(dtype)
     if not is_float(x.dtype):
         raise NotImplementedError(
-            f'"{fname}_kernel_impl" not implemented for \'{TORCH_NAME[x.dtype.name]}\'; '
+            f'"{fname}_kernel_impl" not implemented for \'{x.dtype.scalar_name}\'; '
             "pass dtype=sparsetorch.float32 or convert with .float() first"
         )
     return call(op, (x,), (norm_dim(dim, x.ndim, fname),))

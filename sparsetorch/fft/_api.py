@@ -3,7 +3,6 @@ input resized to ``n`` / ``s``, then one of the three primitives of ``_core``.""
 
 from .. import _dtype as D
 from .._layout import strided
-from .._ops._reduce import TORCH_NAME
 from .._ops._util import check_tensor, norm_dim, with_out
 from .._ops.pointwise import conj
 from ._core import _pad_to, c2c, c2r, r2c, to_complex
@@ -29,14 +28,14 @@ def _prepare(x, fname, real_only=False, complex_out=False):
     dt = x.dtype
     if real_only and dt.is_complex:  # torch's three wordings
         if fname in ("ihfft2", "ihfftn"):
-            raise RuntimeError(f"Only supports floating-point dtypes, but found: {TORCH_NAME[dt.name]}")
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: {dt.scalar_name}")
         what = "real" if fname in ("rfft", "ihfft") else "real-valued"
         name = "rfftn" if fname in ("rfft2", "rfftn") else fname
-        raise RuntimeError(f"{name} expects a {what} input tensor, but got {TORCH_NAME[dt.name]}")
+        raise RuntimeError(f"{name} expects a {what} input tensor, but got {dt.scalar_name}")
     if not (dt.is_floating_point or dt.is_complex):
         x = x.to(D.get_default_dtype())
     elif dt.name in ("float16", "bfloat16"):
-        raise RuntimeError(f"Unsupported dtype {TORCH_NAME[dt.name]}")
+        raise RuntimeError(f"Unsupported dtype {dt.scalar_name}")
     if complex_out and not x.dtype.is_complex:
         x = to_complex(x)
     return x

@@ -3,7 +3,7 @@ and the packing of several outputs into one differentiable payload."""
 
 from .._dispatch import call, kernel_error, wrap
 from .._layout import strided
-from .._ops._reduce import TORCH_NAME, backend_of
+from .._ops._reduce import backend_of
 from .._ops.linalg import mT  # noqa: F401 - re-exported for the formula modules
 from .._ops.sorting import return_type
 from .._tensor import Tensor
@@ -36,7 +36,7 @@ def check_float(A, fname, arg="A"):
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(
             f"{fname}: Expected a floating point or complex tensor as input. Got "
-            f"{TORCH_NAME[A.dtype.name]}"
+            f"{A.dtype.scalar_name}"
         )
     if A.layout is not strided:
         raise NotImplementedError(
@@ -58,7 +58,7 @@ def check_matrix(A, fname, arg="A", square=False, composite=False, complex_grad=
         pass
     elif A.dtype.name in ("float16", "bfloat16"):
         raise RuntimeError(
-            f"{fname}: Low precision dtypes not supported. Got {TORCH_NAME[A.dtype.name]}")
+            f"{fname}: Low precision dtypes not supported. Got {A.dtype.scalar_name}")
     elif A.dtype.is_complex and A.requires_grad and not complex_grad:
         raise NotImplementedError(
             f"{fname}: the derivative for complex inputs is not implemented in sparsetorch; "

@@ -3,7 +3,6 @@
 import math
 
 from .._dispatch import call, defop
-from .._ops._reduce import TORCH_NAME
 from .._ops._util import with_out
 from .._ops.linalg import matmul
 from .._ops.matrix import tril, triu
@@ -77,7 +76,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if A.dtype is not B.dtype:
         raise RuntimeError(
             f"{fname}: Expected A and B to have the same dtype, but found A of type "
-            f"{TORCH_NAME[A.dtype.name]} and B of type {TORCH_NAME[B.dtype.name]} instead.")
+            f"{A.dtype.scalar_name} and B of type {B.dtype.scalar_name} instead.")
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"{fname}: Incompatible shapes of A and B for the equation "

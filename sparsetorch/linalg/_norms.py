@@ -6,7 +6,7 @@ Composed from differentiable ops (the vector p-norm op of ``_ops/statistics.py``
 
 import math
 
-from .._ops._reduce import TORCH_NAME, reduce_axes
+from .._ops._reduce import reduce_axes
 from .._ops._util import norm_dim, with_out
 from .._ops.statistics import vector_norm as _vector_norm_op
 from ._common import check_float, check_matrix
@@ -21,7 +21,7 @@ def _cast(x, dtype, fname):
         return x
     if dtype.is_floating_point is False and not dtype.is_complex:
         raise RuntimeError(
-            f"{fname}: dtype should be floating point or complex, but got {TORCH_NAME[dtype.name]}")
+            f"{fname}: dtype should be floating point or complex, but got {dtype.scalar_name}")
     return x.to(dtype)
 
 

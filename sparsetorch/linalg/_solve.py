@@ -157,11 +157,10 @@ def solve(A, B, *, left=True, out=None):
     check_matrix(A, fname, square=True, complex_grad=True)
     check_matrix(B, fname, "B", complex_grad=True) if B.ndim >= 2 else None
     if A.dtype is not B.dtype:
-        from .._ops._reduce import TORCH_NAME
-
+        
         raise RuntimeError(
             f"{fname}: Expected A and B to have the same dtype, but found A of type "
-            f"{TORCH_NAME[A.dtype.name]} and B of type {TORCH_NAME[B.dtype.name]} instead.")
+            f"{A.dtype.scalar_name} and B of type {B.dtype.scalar_name} instead.")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
         if not left:

@@ -155,9 +155,6 @@ def _tuple(v, n, name):
     return (int(v),) * n
 
 
-_TNAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
-
-
 def check_conv_inputs(fname, nd, input, weight):
     """torch's checks of a convolution's ``input`` and ``weight``; the input batched (an
     unbatched ``[C, *spatial]`` input gets a leading batch dim) and whether it was unbatched."""
@@ -174,8 +171,8 @@ def check_conv_inputs(fname, nd, input, weight):
     if unbatched:
         input = input.unsqueeze(0)
     if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {_TNAME.get(input.dtype.name, input.dtype.name)} "
-                           f"but found {_TNAME.get(weight.dtype.name, weight.dtype.name)}")
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} "
+                           f"but found {weight.dtype.scalar_name}")
     return input, unbatched
 
 

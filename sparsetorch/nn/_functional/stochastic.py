@@ -151,7 +151,7 @@ def _rrelu_noise(input, lower, upper, generator=None):
     dt = input.dtype
     if not dt.is_floating_point or dt is float16:  # torch's CPU kernel has no Half either
         raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for '
-                                  f"'{_torch_type_name(dt)}'")
+                                  f"'{dt.scalar_name}'")
     x = input.detach().cpu()
     x = (x if dt.itemsize >= 4 else x.float()).contiguous().numpy()
     xp = x.dtype.type
@@ -166,12 +166,6 @@ def _rrelu_noise(input, lower, upper, generator=None):
     noise[...] = 1
     noise[neg] = r.astype(xp)
     return _ops.from_numpy(noise).to(input.device)
-
-
-def _torch_type_name(dt):
-    from ..._ops._reduce import TORCH_NAME
-
-    return TORCH_NAME[dt.name]
 
 
 def _check_bounds(lower, upper):

@@ -130,16 +130,9 @@ def _lengths_list(lengths):
         if lengths.ndim != 1:
             raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
                                f"{lengths.ndim}D {lengths.device.type} "
-                               f"{_type_name(lengths.dtype)} tensor")
+                               f"{lengths.dtype.scalar_name} tensor")
         return [int(v) for v in lengths.tolist()]
     return [int(v) for v in lengths]
-
-
-def _type_name(dtype):
-    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-             "float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}
-    s = str(dtype).rsplit(".", 1)[-1]
-    return names.get(s, s)
 
 
 def _batch_sizes(lengths):
