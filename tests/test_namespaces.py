@@ -34,7 +34,7 @@ MISSING = {
     **_names('not implemented yet', """
     AcceleratorError Event OutOfMemoryError Stream adjoint as_strided as_strided_ binomial
     bitwise_left_shift bitwise_right_shift celu_ chain_matmul channel_shuffle cholesky_inverse
-    cholesky_solve cond conj_physical_ ctc_loss cumulative_trapezoid detach_ diagflat dsmm
+    cholesky_solve cond ctc_loss cumulative_trapezoid detach_ diagflat dsmm
     empty_permuted fill frexp frobenius_norm frombuffer geqrf get_default_device get_device
     get_device_module gradient hardshrink hash_tensor histogram histogramdd hsmm index_reduce
     init_num_threads instance_norm is_conj is_distributed is_inference is_inference_mode_enabled

@@ -88,3 +88,16 @@ def test_fast_inplace_paths_are_declared_with_their_ops():
     w = st.ones(2, requires_grad=True)  # the generic path explains, as torch
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         w.add_(1.0)
+
+
+def test_conj_physical_is_its_own_op_with_torchs_node():
+    torch = pytest.importorskip("torch")
+    for lib in (st, torch):
+        z = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = lib.conj_physical(z)
+        assert type(y.grad_fn).__name__ == "ConjPhysicalBackward0"
+        x = lib.ones(2)
+        assert lib.conj_physical(x) is x and x.conj_physical() is x  # real: the input itself
+        w = lib.tensor([1 + 1j])
+        assert lib.conj_physical_(w) is w and w.conj_physical_() is w
+        assert complex(w[0]) == 1 + 1j  # conjugated twice

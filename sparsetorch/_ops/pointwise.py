@@ -99,7 +99,7 @@ def unary(name, fn, grad=None, rule=SAME, zero_preserving=None, doc=None, int_ok
 
 
 # f(a + b) == f(a) + f(b): these map the duplicates of an uncoalesced COO without coalescing
-_LINEAR = frozenset(("neg", "deg2rad", "rad2deg", "conj"))
+_LINEAR = frozenset(("neg", "deg2rad", "rad2deg", "conj", "conj_physical"))
 
 
 def _zeros_grad(grad):
@@ -283,7 +283,21 @@ def conj(input):
 
 
 _conj = unary("conj", lambda be, x: be.xp.conj(x), lambda grad: grad.conj(), SAME, True)
-conj_physical = conj
+
+
+@method(inplace=True)
+def conj_physical(input, *, out=None):
+    """conj_physical(input, *, out=None) -> Tensor
+
+    The complex conjugate, computed (torch's ``ConjPhysicalBackward0``); a non-complex ``input``
+    is returned as it is. COO and CSR: of the stored values."""
+    check_tensor(input, "conj_physical")
+    r = _conj_physical(input) if input.dtype.is_complex else input
+    return with_out(r, out, "conj_physical") if out is not None else r
+
+
+_conj_physical = unary("conj_physical", lambda be, x: be.xp.conj(x), lambda grad: grad.conj_physical(),
+                       SAME, True)
 angle = unary("angle", lambda be, x: be.xp.angle(x) if x.dtype.kind == "c" else be.xp.where(x < 0, be.xp.pi, 0.0).astype(x.dtype),
               lambda grad, input: _angle_grad(grad, input), REAL, True,
               method=True)  # angle(0) == 0

@@ -89,7 +89,7 @@ OPS = [
     OpInfo("detach", st.detach, lambda a: a, _samples, ALL, False, _not_a_tensor(), method="detach",
            layouts=SP),
     OpInfo("conj_physical", st.conj_physical, np.conj, _samples, CPLX + FLOATS, True,
-           _not_a_tensor()),  # no method row: Tensor.conj_physical is missing
+           _not_a_tensor(), method="conj_physical"),
     OpInfo("pin_memory", st._ops._pin_memory, (lambda a: a) if _CAN_PIN else None, _samples, ALL,
            _CAN_PIN, _pin_errors, method="pin_memory" if _CAN_PIN else None,
            layouts=SP if _CAN_PIN else (st.strided,)),
