@@ -1005,9 +1005,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     check_tensor(input, "isclose")
     check_tensor(other, "isclose", "other")
     if input.dtype is not other.dtype:
-        raise RuntimeError(
-            f"isclose(): {input.dtype.name} did not match {other.dtype.name}; convert one first"
-        )
+        raise RuntimeError(f"{input.dtype.scalar_name} did not match {other.dtype.scalar_name} "
+                           "(isclose/allclose compare tensors of one dtype: convert one with .to())")
     return call(_isclose_op, (input, other), (rtol, atol, equal_nan), D.bool, None)
 
 
