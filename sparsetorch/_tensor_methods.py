@@ -66,12 +66,6 @@ class TensorMethods:
         _ops.imag(self).copy_(value)
 
     # ---- other argument names, kinds or order than the op function ----
-    def round(self, decimals=0):  # round(input, *, decimals=0)
-        return _ops.round(self, decimals=decimals)
-
-    def round_(self, decimals=0):
-        return _ops.round_(self, decimals=decimals)
-
     def heaviside(self, values):  # heaviside(input, other)
         return _ops.heaviside(self, values)
 

@@ -37,7 +37,7 @@ def test_adapters_are_only_methods_that_differ_from_their_op():
     adapters = {n for n, v in vars(_tensor_methods.TensorMethods).items()
                 if (inspect.isfunction(v) or isinstance(v, property)) and _written_out(v)}
     assert 0 < len(adapters) < 45 and not adapters & set(_variants.METHODS)
-    for name in ("view", "reshape", "where", "round", "heaviside", "real"):
+    for name in ("view", "reshape", "where", "heaviside", "real"):
         assert name in vars(_tensor_methods.TensorMethods) and name not in _variants.METHODS
 
 
@@ -101,3 +101,12 @@ def test_conj_physical_is_its_own_op_with_torchs_node():
         w = lib.tensor([1 + 1j])
         assert lib.conj_physical_(w) is w and w.conj_physical_() is w
         assert complex(w[0]) == 1 + 1j  # conjugated twice
+
+
+def test_round_method_takes_decimals_by_keyword_only_as_torchs():
+    for lib in (st, torch):
+        x = lib.tensor([1.234, 2.5])
+        assert x.round(decimals=1).tolist() == lib.round(x, decimals=1).tolist()
+        with pytest.raises(TypeError):
+            x.round(2)
+        assert x.round_(decimals=1) is x

@@ -360,7 +360,7 @@ def round(input, *, decimals=0, out=None):  # noqa: A001 - torch's name
     return with_out(call(_round_op, (input,), (decimals,)), out, "round")
 
 
-declare(round, inplace=True, method=False)  # torch.round_ (x.round(decimals) is an adapter)
+method(round, inplace=True)  # torch.round_, x.round(*, decimals=0), x.round_(*, decimals=0)
 
 
 def _clamp_sparse_check(x, lo, hi):
