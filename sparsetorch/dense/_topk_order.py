@@ -38,6 +38,10 @@ def _build():
         from numba import njit
     except ImportError:
         return False
+    # module globals, not closure variables: numba keys its on-disk cache on closure variables,
+    # and a jitted helper pickles differently in every process (a recompile per process)
+    global before, swap, push_heap, adjust_heap, pop_heap, heap_select, sort_heap
+    global partition_pivot, linear_insert, insertion_sort, lg, nth_element, std_sort
 
     @njit(cache=True, inline="always")
     def before(x, y, largest):  # torch's comparator: x goes before y
@@ -170,7 +174,7 @@ def _build():
             else:
                 linear_insert(qv, qi, j, largest)
 
-    @njit(cache=True)
+    @njit(cache=True, inline="always")
     def lg(n):
         r = -1
         while n:
