@@ -192,6 +192,12 @@ def spmm(be, p, x, transpose=False):
         use = perm is not None
         pm = perm if use else crow[:0]
         with _threads(nnz * k) as nt:
+            if nt == 1:  # no parallel region at all (launching one costs ~5 us)
+                if use:
+                    nb.csr_mm_rows_p(crow, col, pm, vals, x, out)
+                else:
+                    nb.csr_mm_rows(crow, col, vals, x, out)
+                return out
             c = _cache(p)
             key = ("bounds", transpose, nt)
             bd = c.get(key)
@@ -356,6 +362,10 @@ def _build_numba():
 
     # Each kernel is self-contained: a kernel that calls another jitted function of this scope
     # would hold it as a closure variable, which changes the cache key in every process.
+    # A row's stored entries go four at a time: one pass over the output row per four products
+    # (the row is read and written back per pass; a pass per entry made every entry wait for
+    # the previous store: CSR 2708^2, 13k nnz x 16: 58 -> 48 us). The sums' order within four
+    # differs from a one-by-one loop by rounding only; serial and parallel kernels agree.
     @njit(parallel=True, cache=True)
     def csr_mm_par(crow, col, perm, use_perm, vals, x, out, bounds):
         k = x.shape[1]
@@ -364,11 +374,69 @@ def _build_numba():
                 o = out[i]
                 for d in range(k):
                     o[d] = 0
-                for q in range(crow[i], crow[i + 1]):
+                q = crow[i]
+                q1 = crow[i + 1]
+                while q + 3 < q1:
+                    if use_perm:
+                        va, vb = vals[perm[q]], vals[perm[q + 1]]
+                        vc, vd = vals[perm[q + 2]], vals[perm[q + 3]]
+                    else:
+                        va, vb, vc, vd = vals[q], vals[q + 1], vals[q + 2], vals[q + 3]
+                    xa, xb, xc, xd = x[col[q]], x[col[q + 1]], x[col[q + 2]], x[col[q + 3]]
+                    for d in range(k):
+                        o[d] += (va * xa[d] + vb * xb[d]) + (vc * xc[d] + vd * xd[d])
+                    q += 4
+                while q < q1:
                     v = vals[perm[q]] if use_perm else vals[q]
                     xr = x[col[q]]
                     for d in range(k):
                         o[d] += v * xr[d]
+                    q += 1
+
+    @njit(cache=True)
+    def csr_mm_rows(crow, col, vals, x, out):  # csr_mm_par's loop on one thread, no perm
+        k = x.shape[1]
+        for i in range(crow.shape[0] - 1):
+            o = out[i]
+            for d in range(k):
+                o[d] = 0
+            q = crow[i]
+            q1 = crow[i + 1]
+            while q + 3 < q1:
+                va, vb, vc, vd = vals[q], vals[q + 1], vals[q + 2], vals[q + 3]
+                xa, xb, xc, xd = x[col[q]], x[col[q + 1]], x[col[q + 2]], x[col[q + 3]]
+                for d in range(k):
+                    o[d] += (va * xa[d] + vb * xb[d]) + (vc * xc[d] + vd * xd[d])
+                q += 4
+            while q < q1:
+                v = vals[q]
+                xr = x[col[q]]
+                for d in range(k):
+                    o[d] += v * xr[d]
+                q += 1
+
+    @njit(cache=True)
+    def csr_mm_rows_p(crow, col, perm, vals, x, out):  # the same, values through perm
+        k = x.shape[1]
+        for i in range(crow.shape[0] - 1):
+            o = out[i]
+            for d in range(k):
+                o[d] = 0
+            q = crow[i]
+            q1 = crow[i + 1]
+            while q + 3 < q1:
+                va, vb = vals[perm[q]], vals[perm[q + 1]]
+                vc, vd = vals[perm[q + 2]], vals[perm[q + 3]]
+                xa, xb, xc, xd = x[col[q]], x[col[q + 1]], x[col[q + 2]], x[col[q + 3]]
+                for d in range(k):
+                    o[d] += (va * xa[d] + vb * xb[d]) + (vc * xc[d] + vd * xd[d])
+                q += 4
+            while q < q1:
+                v = vals[perm[q]]
+                xr = x[col[q]]
+                for d in range(k):
+                    o[d] += v * xr[d]
+                q += 1
 
     @njit(cache=True)
     def csr_mm_ser(crow, col, vals, x, out):  # out zeroed by the caller
@@ -421,5 +489,6 @@ def _build_numba():
 
     ns = Kernels()
     ns.csr_mm_par, ns.csr_mm_ser, ns.coo_mm = csr_mm_par, csr_mm_ser, coo_mm
+    ns.csr_mm_rows, ns.csr_mm_rows_p = csr_mm_rows, csr_mm_rows_p
     ns.sddmm_par, ns.sddmm_ser = sddmm_par, sddmm_ser
     return ns
