@@ -6,7 +6,8 @@
 
 Sections:
 - large element-wise ops on 7.3M float32 (a GAE step's 2.7k x 2.7k logits): ``torch.sigmoid``,
-  ``F.logsigmoid``, ``F.softplus``, ``F.silu``, ``F.gelu``, ``F.elu``, ``F.leaky_relu``,
+  ``F.logsigmoid``, ``F.softplus``, ``F.silu``, ``F.gelu`` (erf and tanh; forward and forward +
+  backward), ``F.elu``, ``F.leaky_relu``,
   ``F.binary_cross_entropy_with_logits(pos_weight=)`` forward and forward + backward. Rows: torch, sparsetorch, sparsetorch with numba off (the NumPy
   formulas), and the pre-fusion composite (the ufunc chain the ops used before);
 - a small MLP head at batch 128 (linear -> relu -> linear -> BCE-with-logits, forward + backward):
@@ -69,6 +70,8 @@ def large_section(args, n):
                        lambda: np.where(x0 > 20, x0, np.logaddexp(0, x0))),
         "F.silu": (lambda: TF.silu(tx), lambda: F.silu(x), lambda: x0 / (1 + np.exp(-x0))),
         "F.gelu": (lambda: TF.gelu(tx), lambda: F.gelu(x), None),
+        "F.gelu(approximate='tanh')": (lambda: TF.gelu(tx, approximate="tanh"),
+                                       lambda: F.gelu(x, approximate="tanh"), None),
         "F.elu": (lambda: TF.elu(tx), lambda: F.elu(x), None),
         "F.leaky_relu": (lambda: TF.leaky_relu(tx), lambda: F.leaky_relu(x),
                          lambda: np.where(x0 > 0, x0, x0 * 0.01)),
@@ -86,7 +89,23 @@ def large_section(args, n):
         TF.binary_cross_entropy_with_logits(txg, ty, pos_weight=tpw).backward()
 
     rows["BCE-with-logits(pos_weight) forward + backward"] = (t_fb, st_fb, None)
+    g0 = np.ones(n, np.float32)
+    gs = st.tensor(g0)
+    tg = torch.from_numpy(g0) if torch is not None else None
+
+    def gelu_fb(lib, Fm, xx, gg, **kw):
+        def run():
+            xx.grad = None
+            Fm.gelu(xx, **kw).backward(gg)
+        return run
+
+    for kw in ({}, {"approximate": "tanh"}):
+        name = "F.gelu" + ("(approximate='tanh')" if kw else "") + " forward + backward"
+        rows[name] = (gelu_fb(torch, TF, txg, tg, **kw) if torch is not None else None,
+                      gelu_fb(st, F, xg, gs, **kw), None)
     for title, (t_fn, s_fn, comp) in rows.items():
+        if args.only and args.only not in title:
+            continue
         v = {}
         if torch is not None:
             v["torch"] = _harness.loop(t_fn)
@@ -132,6 +151,8 @@ def main():
     p = _harness.parser(__doc__)
     p.add_argument("--threads", type=int, default=0,
                    help="threads for torch and numba alike (default: their own defaults)")
+    p.add_argument("--only", default="",
+                   help="run only the large rows whose title contains this text (e.g. gelu)")
     args = p.parse_args()
     if args.quick:
         args.samples = 3
@@ -143,7 +164,8 @@ def main():
     if not args.no_wait:
         _harness.wait_for_quiet()
     large_section(args, 1_000_000 if args.quick else 7_300_000)
-    mlp_section(args)
+    if not args.only:
+        mlp_section(args)
 
 
 if __name__ == "__main__":
