@@ -678,3 +678,19 @@ def test_matches_torch(name, f, arrays):
             assert (g is None) == (w is None) or (w is None and not np.any(g)), name
             if w is not None:
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_selection_ops_refuse_sparse_input_naming_the_conversion(layout):
+    # torch raises NotImplementedError for sparse input to these; ours said numpy AxisError
+    x = st.rand(3, 5)
+    s = x.to_sparse() if layout == "coo" else x.to_sparse_csr()
+    calls = {"sort": lambda: st.sort(s), "argsort": lambda: st.argsort(s),
+             "topk": lambda: st.topk(s, 2), "kthvalue": lambda: st.kthvalue(s, 2),
+             "median": lambda: st.median(s, 1), "cummax": lambda: st.cummax(s, 1),
+             "cummin": lambda: st.cummin(s, 0)}
+    for name, f in calls.items():
+        with pytest.raises(NotImplementedError, match=rf"^{name}: not implemented for layouts "
+                           rf"\(sparse_{layout}\)\. Convert the sparse input with \.to_dense\(\)"):
+            f()
+    assert st.topk(s.to_dense(), 2).values.tolist() == st.topk(x, 2).values.tolist()

@@ -162,6 +162,20 @@ def _dim_arg(input, dim, fname):
     return norm_dim(dim, input.ndim, fname)
 
 
+class _Named:  # what missing_kernel_message reads of an op
+    zero_preserving = None
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _strided_only(input, fname):
+    """The selection kernels read a strided payload: a sparse input gets the NotImplementedError
+    that names the conversion (as the op table's ops), not a NumPy AxisError from inside."""
+    if input.layout is not strided:
+        raise NotImplementedError(_dispatch.missing_kernel_message(_Named(fname), (input.layout,)))
+
+
 def _no_bool(input, fname):
     if input.dtype is D.bool:  # torch has no bool kernels for selection
         raise NotImplementedError(f'"{fname}" not implemented for \'Bool\'; convert with .long() first')
@@ -170,6 +184,7 @@ def _no_bool(input, fname):
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """Sorted values along ``dim`` and the indices they came from (always stable)."""
     check_tensor(input, "sort")
+    _strided_only(input, "sort")
     d = _dim_arg(input, dim, "sort")
     idx = _argsort_payload(input, d, bool(descending))
     r = sort_return((_take_along(input, idx, d, False), _indices(idx, input)))
@@ -179,6 +194,7 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """Indices that sort ``input`` along ``dim`` (always stable)."""
     check_tensor(input, "argsort")
+    _strided_only(input, "argsort")
     return _indices(_argsort_payload(input, _dim_arg(input, dim, "argsort"), bool(descending)), input)
 
 
@@ -188,6 +204,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     order (tied values and ``sorted=False`` included) where the numba kernel runs, else sorted
     with ties in index order."""
     check_tensor(input, "topk")
+    _strided_only(input, "topk")
     _no_bool(input, "topk")
     d = _dim_arg(input, dim, "topk")
     if not isinstance(k, int) or not 0 <= k <= _size(input, d):
@@ -260,6 +277,7 @@ def _partial_topk(input, d, k, largest):
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
     check_tensor(input, "kthvalue")
+    _strided_only(input, "kthvalue")
     _no_bool(input, "kthvalue")
     d = _dim_arg(input, dim, "kthvalue")
     n = _size(input, d)
@@ -298,6 +316,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         r = call(_median_all_op, (input,))
         return r if out is None else _dispatch.write_out(r, out, "median")
+    _strided_only(input, "median")
     d = _dim_arg(input, dim, "median")
     n = _size(input, d)
     if n == 0:
@@ -344,6 +363,7 @@ def _cum_extreme_indices(input, d, is_max):
 
 def _cum_extreme(input, dim, fname, is_max, rtype):
     check_tensor(input, fname)
+    _strided_only(input, fname)
     d = _dim_arg(input, dim, fname)
     idx = _cum_extreme_indices(input, d, is_max)
     vals = _take_along(input, idx, d, False, True)
