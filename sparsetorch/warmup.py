@@ -38,7 +38,9 @@ def _coo(n, nnz, dtype, cols=None, seed=0):
 
 
 def _embedding(dtype):
-    for n in (256, 4096):  # small work runs serial twins of the kernels, large work parallel ones
+    # small work runs the serial twins of the kernels, large work (ids x 16 columns past
+    # _jit.PAR_MIN_WORK) the parallel ones
+    for n in (256, 4096, 40_000):
         ids = st.randint(0, 1000, (n,))
         offsets = st.arange(0, n, 8)
         for mode in ("sum", "mean", "max"):
