@@ -508,6 +508,8 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
         off = offsets._data
         if off.ndim != 1:
             return None
+        if not off.flags.c_contiguous:  # (one compiled signature: C-contiguous arrays)
+            off = CPU.xp.ascontiguousarray(off)
     elif ids.ndim == 2 and offsets is None and ids.shape[1]:
         L = ids.shape[1]
         off = CPU.xp.arange(0, ids.size, L)
