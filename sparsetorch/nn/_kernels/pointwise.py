@@ -309,6 +309,7 @@ def _build():
 
     @jit
     def sigmoid_s(x, out):
+        wide()
         one = x.dtype.type(1)
         for i in range(x.size):
             out[i] = one / (one + fexp(-x[i]))
@@ -321,6 +322,7 @@ def _build():
 
     @jit
     def logsigmoid_s(x, out):
+        wide()
         zero = x.dtype.type(0)
         for i in range(x.size):
             v = x[i]
@@ -334,6 +336,7 @@ def _build():
 
     @jit
     def logsigmoid_bwd_s(g, x, out):
+        wide()
         one = x.dtype.type(1)
         for i in range(x.size):
             out[i] = g[i] / (one + fexp(x[i]))  # g * sigmoid(-x)
@@ -347,6 +350,7 @@ def _build():
 
     @jit
     def softplus_s(x, beta, threshold, out):
+        wide()
         b = x.dtype.type(beta)
         th = x.dtype.type(threshold)
         zero = x.dtype.type(0)
@@ -365,6 +369,7 @@ def _build():
 
     @jit
     def softplus_bwd_s(g, x, beta, threshold, out):
+        wide()
         b = x.dtype.type(beta)
         th = x.dtype.type(threshold)
         one = x.dtype.type(1)
@@ -385,6 +390,7 @@ def _build():
 
     @jit
     def _bce_row(x, t, w, pw, out, one, zero):
+        wide()
         hw = w.size > 0
         hp = pw.size > 0
         for j in range(x.size):
@@ -411,6 +417,7 @@ def _build():
     @jit
     def bce_rows(x, t, w, wr, pw, pr, out, m, r0, r1, total):
         """Rows r0..r1 into out (rows of the whole array, or one scratch row when total)."""
+        wide()
         one = x.dtype.type(1)
         zero = x.dtype.type(0)
         acc = 0.0
@@ -452,6 +459,7 @@ def _build():
 
     @jit
     def _bce_bwd_row(g, gs, x, t, w, pw, out, one):
+        wide()
         hg = g.size > 0
         hw = w.size > 0
         hp = pw.size > 0
@@ -465,6 +473,7 @@ def _build():
 
     @jit
     def bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, r0, r1):
+        wide()
         one = x.dtype.type(1)
         s0 = x.dtype.type(gs)
         for r in range(r0, r1):
