@@ -351,9 +351,7 @@ def _build():
         n = ids.size
         bad = False
         m = offsets.size
-        B = m - 1 if last else m
-        if B < 0:
-            B = 0
+        B = max(m - 1 if last else m, 0)
         bounds = np.empty(B + 1, np.int64)
         if m > 0:
             bad |= offsets[0] != 0
