@@ -11,7 +11,7 @@ import warnings
 
 __all__ = [
     "T_not_2d", "cross_default_dim", "degrees_of_freedom", "kl_div_mean", "meshgrid_indexing",
-    "non_leaf_grad", "uint8_index", "volatile",
+    "list_of_ndarrays", "non_leaf_grad", "uint8_index", "volatile",
 ]
 
 _NON_LEAF_GRAD = (
@@ -38,6 +38,9 @@ _KL_DIV_MEAN = (
     "reduction: 'mean' divides the total loss by both the batch size and the support size."
     "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
     "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+_LIST_OF_NDARRAYS = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting "
+    "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
 
 _warned_once = set()
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -100,3 +103,8 @@ def degrees_of_freedom(fname):
 def kl_div_mean():
     """``F.kl_div(..., reduction='mean')`` (every time)."""
     _warn(_KL_DIV_MEAN)
+
+
+def list_of_ndarrays():
+    """``tensor``/``as_tensor`` of a sequence holding NumPy arrays (once per process)."""
+    _once("list_of_ndarrays", _LIST_OF_NDARRAYS)

@@ -281,3 +281,31 @@ def test_uint8_mask_index_as_torch():
     with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
         assert x[torch.tensor([1, 0, 1], dtype=torch.uint8)].tolist() == [0.0, 2.0]
     assert _caught(lambda: x[torch.tensor([True, False, True])]) == []
+
+
+def test_tensor_from_a_list_of_ndarrays_warns_once_as_torch(monkeypatch):
+    # dlrm's Criteo loader calls torch.tensor(list of per-sample arrays); torch warns once
+    th = pytest.importorskip("torch")
+    import numpy as np
+    from sparsetorch import _torch_warnings as tw
+    monkeypatch.setattr(tw, "_warned_once", set())
+    code = ("import warnings, numpy as np, torch\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    torch.tensor(np.array([1, 2])); torch.tensor([np.float32(1), 2.0])\n"
+            "    torch.tensor([np.array([1., 2.]), np.array([3., 4.])])\n"
+            "    torch.as_tensor([[1, 2], np.array([3, 4])])\n"
+            "for x in w: print(x.category.__name__ + '|' + str(x.message).split(' (Triggered')[0])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True)
+    assert out.stdout.splitlines() == ["UserWarning|" + tw._LIST_OF_NDARRAYS]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        torch.tensor(np.array([1, 2]))
+        torch.tensor([np.float32(1), 2.0])
+        a = torch.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])])
+        b = torch.as_tensor([[1, 2], np.array([3, 4])])
+    assert [(x.category, str(x.message), x.filename) for x in w] == [
+        (UserWarning, tw._LIST_OF_NDARRAYS, __file__)]
+    assert a.tolist() == [[1.0, 2.0], [3.0, 4.0]] and b.tolist() == [[1, 2], [3, 4]]
+    assert th.tensor([np.array([1.0, 2.0])]).dtype == th.float64 and a.dtype is torch.float64

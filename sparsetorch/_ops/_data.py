@@ -12,6 +12,7 @@ import numbers
 import numpy as np  # host-side conversion of Python data; not a kernel
 
 from .. import _dtype as D
+from .. import _torch_warnings as _tw
 from .._backend import CPU as CPU_BACKEND, get_backend, move
 from .._device import CPU, as_device
 from .._dispatch import wrap
@@ -185,6 +186,8 @@ def _shape_of(data):
 
 def _walk(x, shape, d, scan):
     if isinstance(x, np.ndarray):
+        if d:  # an array inside a sequence (dlrm's Criteo loader): torch warns once
+            _tw.list_of_ndarrays()
         if x.shape != tuple(shape[d:]):
             raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(x)})")
         scan.add(np_to_dtype(x.dtype))
