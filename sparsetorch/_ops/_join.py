@@ -155,8 +155,7 @@ def joining_error(tensors, fname):
 # ---- cat ----
 
 def _cat_strided(be, *args):
-    *arrays, dim, _sizes = args
-    return be.xp.concatenate(arrays, axis=dim)
+    return be.xp.concatenate(args[:-2], axis=args[-2])  # (arrays..., dim, sizes)
 
 
 def _stack_strided(be, *args):
@@ -330,8 +329,8 @@ def cat(tensors, dim=0, *, out=None):
                         f"Sizes of tensors must match except in dimension {d}. Expected size "
                         f"{ref[k]} but got size {shape[k]} for tensor number {i} in the list."
                     )
-    ts = tuple(x[1] for x in live)
-    sizes = tuple(x[2][d] for x in live)
+    ts = tuple([x[1] for x in live])
+    sizes = tuple([x[2][d] for x in live])
     try:
         r = _join_call(_joining_op("cat", len(ts)), ts, (d, sizes), dt)
     except NotImplementedError:
