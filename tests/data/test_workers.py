@@ -281,3 +281,33 @@ def test_fork_workers_after_numba_parallel_kernels():
     main = [b.to_dense() for b in DataLoader(Coalesce(), batch_size=2)]
     work = [b.to_dense() for b in DataLoader(Coalesce(), batch_size=2, num_workers=2, timeout=60)]
     assert all(st.equal(a, b) for a, b in zip(main, work))
+
+
+class Draws:
+    """A map-style dataset for either library: each worker's seed and its Python, library and
+    NumPy draws."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        info = self.lib.utils.data.get_worker_info()
+        return (info.id, info.seed, random.random(), float(np.random.rand()),
+                self.lib.rand(1).item())
+
+
+def test_workers_draw_what_torchs_workers_draw():
+    # dlrm's random data is drawn with NumPy's global RNG inside DataLoader workers: the
+    # worker seeds (random, NumPy, the library's generator) must be torch's for the same losses
+    torch = pytest.importorskip("torch")
+    import torch.utils.data  # noqa: F401
+
+    def run(lib):
+        g = lib.Generator().manual_seed(5)
+        return [tuple(r) for r in lib.utils.data.DataLoader(
+            Draws(lib), batch_size=None, num_workers=2, generator=g)]
+
+    assert run(st) == run(torch)

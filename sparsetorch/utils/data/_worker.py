@@ -274,10 +274,13 @@ def create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last):
 
 def numpy_seed(base_seed, worker_id):
     """NumPy's global seed for a worker: mixes base seed and worker id so that workers and
-    epochs get unrelated NumPy streams (``base_seed + id`` would overlap between them)."""
+    epochs get unrelated NumPy streams (``base_seed + id`` would overlap between them). The words
+    go in torch's order (worker id, low and high halves of the base seed, 0), so a worker draws
+    the same NumPy numbers as under torch (dlrm's random data with ``--num-workers``)."""
     import numpy as np
 
-    ss = np.random.SeedSequence([base_seed & (2**64 - 1), worker_id])
+    b = base_seed & (2**64 - 1)
+    ss = np.random.SeedSequence([worker_id, b & 0xFFFFFFFF, b >> 32, 0])
     return ss.generate_state(4)
 
 
