@@ -98,9 +98,9 @@ def keepdims(grad, shape, axes, keepdim):
 def _expand_kernel(be, g, shape, axes, keepdim):
     if not keepdim and axes is not None:
         g = g.reshape(keep_shape(shape, axes))
-    out = be.xp.empty(shape, g.dtype)
-    out[...] = g  # a fresh array: the engine can hand it to .grad without a copy
-    return out
+    # a read-only broadcast view (torch's expand: stride 0, nothing written); a leaf's .grad
+    # never takes over a view (the engine copies it), as torch clones an expanded gradient
+    return be.xp.broadcast_to(g, shape)
 
 
 _expand_op = defop(

@@ -135,7 +135,7 @@ def _emb_kernel(be, w, ctx):
 def _emb_weight_backward(grad, ctx):
     n = ctx.ids.size
     dim = grad.shape[-1]
-    g = grad.reshape(n, dim)
+    g = grad.reshape(n, dim).contiguous()  # the values own their rows (a sum's grad is a stride-0 view)
     xp = get_backend(grad.device).xp
     idx = ctx.ids.reshape(1, n).astype(xp.int64, copy=False)
     if ctx.coef is not None:  # padding rows get 0, scale_grad_by_freq divides by the id's count
