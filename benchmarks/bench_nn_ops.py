@@ -3,6 +3,7 @@
     python benchmarks/bench_nn_ops.py                 # 9 samples, 7.3M elements
     python benchmarks/bench_nn_ops.py --threads 1     # torch and numba single-threaded
     python benchmarks/bench_nn_ops.py --quick         # 3 samples, 1M elements: a smoke test
+    python benchmarks/bench_nn_ops.py --threads 1 --cpu-time --only gelu   # CPU time, gelu rows
 
 Sections:
 - large element-wise ops on 7.3M float32 (a GAE step's 2.7k x 2.7k logits): ``torch.sigmoid``,
@@ -17,6 +18,8 @@ Goal (issue 14): every row at most 1.0x torch.
 """
 
 from __future__ import annotations
+
+import time
 
 import _harness  # benchmarks/ is on sys.path when this file runs as a script
 import numpy as np
@@ -113,7 +116,7 @@ def large_section(args, n):
         v["sparsetorch (no numba)"] = _harness.loop(_no_numba(s_fn))
         if comp is not None:
             v["composite before fusion (NumPy)"] = _harness.loop(comp)
-        res = _harness.compare(v, 1, args.samples, args.warmup)
+        res = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
         _harness.print_table(res, "torch" if torch is not None else None, title, "us")
 
 
@@ -151,9 +154,12 @@ def main():
     p = _harness.parser(__doc__)
     p.add_argument("--threads", type=int, default=0,
                    help="threads for torch and numba alike (default: their own defaults)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time by process CPU time (with --threads 1: robust on a busy machine)")
     p.add_argument("--only", default="",
                    help="run only the large rows whose title contains this text (e.g. gelu)")
     args = p.parse_args()
+    args.clock = time.process_time_ns if args.cpu_time else None
     if args.quick:
         args.samples = 3
     if args.threads:
