@@ -6,8 +6,9 @@ the top-level op (``_ops``), else the Tensor method (``aten.view(x, shape)``), e
 ``aten.special_erfcx``), else a few aten-only spellings (``_softmax``, ``_to_copy``,
 ``_unsafe_view``, ``slice``). Overloads (``aten.add.Tensor``, ``.Scalar``, ``.default``,
 ``.out``...) call the same function: sparsetorch's ops take every overload's arguments.
-Unknown operators raise torch's AttributeError. Other namespaces (``ops.prims``,
-``ops.mylib``) exist, as in torch, and hold no operators.
+Unknown operators raise torch's AttributeError. ``ops.quantized`` holds the 8-bit row-wise
+embedding bags (``quantized.py``); other namespaces (``ops.prims``, ``ops.mylib``) exist, as in
+torch, and hold no operators.
 
 The library modules are looked up in ``sys.modules`` (the package imports them all), never
 imported from here: this floor imports only downward.
@@ -15,6 +16,8 @@ imported from here: this floor imports only downward.
 
 import sys
 import types
+
+from . import quantized as _quantized
 
 __all__ = ["OpOverload", "OpOverloadPacket", "ops"]
 
@@ -138,7 +141,9 @@ class _OpNamespace(types.ModuleType):
     def __getattr__(self, op_name):
         if op_name.startswith("__"):
             raise AttributeError(op_name)
-        fn = _resolve(op_name) if self.name == "aten" else None
+        fn = _resolve(op_name) if self.name == "aten" else (
+            getattr(_quantized, op_name, None) if self.name == "quantized"
+            and op_name in _quantized.__all__ else None)
         if fn is None:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
                                  f"'{op_name}'")
