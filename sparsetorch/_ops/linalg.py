@@ -22,6 +22,7 @@ from ..autograd.grad_mode import GRAD_ENABLED
 from ..sparse._payload import COO
 from .._variants import method
 from . import sparse_linalg as _spl
+from ..dense import _small_bmm as _sb
 from ._join import cat
 from ._reduce import mT, reshape_to
 from .sparse_core import coalesce, to_dense, to_sparse_coo, to_sparse_csr, values, with_values
@@ -204,7 +205,9 @@ def _lean(op, input, mat2, nd):
     if dev is not mat2.device or len(sa) != nd or len(sb) != nd or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
         return None
     if dev is CPU_DEVICE and dt is not bfloat16:
-        data = _np_matmul(a, _no_syrk(a, b) if sb[-1] == sa[-2] > 1023 else b)
+        data = _small_nt(a, b) if nd == 3 and (dt is _F32 or dt is _F64) else None
+        if data is None:
+            data = _np_matmul(a, _no_syrk(a, b) if sb[-1] == sa[-2] > 1023 else b)
     else:
         data = _matmul_kernel(CPU if dev is CPU_DEVICE else get_backend(dev), a, b)
     t = _new(Tensor)
@@ -219,6 +222,23 @@ def _lean(op, input, mat2, nd):
     if input._rg or mat2._rg:
         record_if_grad(op, t, (input, mat2), ())
     return t
+
+
+def _small_nt(a, b):
+    """``a @ b`` by the small-matrix kernel when ``b`` is a batch of transposed C-contiguous
+    matrices (``bmm(T, T.transpose(1, 2))``, where NumPy's transposed BLAS calls are slow), else
+    None (``dense/_small_bmm.py``)."""
+    sa = a.shape
+    n = b.shape[2]
+    if sa[0] < _sb.MIN_BATCH or sa[1] * sa[2] * n > _sb.MAX_WORK or not a.flags.c_contiguous:
+        return None
+    bt = b.transpose(0, 2, 1)
+    if not bt.flags.c_contiguous:
+        return None
+    k = _sb.nt_kernel()
+    if k is None:
+        return None
+    return k(a, bt, CPU.xp.empty((sa[0], sa[1], n), a.dtype), a.dtype.type(0))
 
 
 def _fast_ok(a, b):  # profiling: the generic path, which call() times

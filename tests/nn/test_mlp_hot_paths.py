@@ -271,3 +271,40 @@ def test_two_gradients_of_one_output_are_summed_on_the_payloads():
         (g,) = lib.autograd.grad(b * b + b.exp(), a, create_graph=True)
         g.backward()
     _close(s.grad, ts.grad, 1e-12)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(16, 5, 16), (9, 3, 1), (8, 0, 4), (8, 4, 0)])
+def test_bmm_small_transposed_batch(dt, shape):
+    # bmm(T, T^T) and bmm(A, B^T) with a batch of small matrices: the small-matrix kernel
+    a = np.random.default_rng(16).standard_normal(shape).astype(dt)
+    c = np.random.default_rng(17).standard_normal(shape).astype(dt)
+    for x, y in ((a, a), (a, c)):
+        X, Y = st.from_numpy(x.copy()), st.from_numpy(y.copy())
+        r = st.bmm(X, Y.transpose(1, 2))
+        tr = torch.bmm(torch.from_numpy(x.copy()), torch.from_numpy(y.copy()).transpose(1, 2))
+        assert r.dtype is X.dtype and r.is_contiguous() and tuple(r.shape) == tuple(tr.shape)
+        _close(r, tr, 1e-5 if dt == np.float32 else 1e-12)
+    # inf and nan stay as torch's (no fast-math assumption about them)
+    a2 = a.copy()
+    if a2.size:
+        a2.reshape(-1)[0] = np.inf
+        a2.reshape(-1)[-1] = np.nan
+    r = st.bmm(st.from_numpy(a2.copy()), st.from_numpy(a2.copy()).transpose(1, 2)).numpy()
+    t = torch.from_numpy(a2.copy())
+    tr = torch.bmm(t, t.transpose(1, 2)).numpy()
+    np.testing.assert_array_equal(np.isnan(r), np.isnan(tr))
+    np.testing.assert_array_equal(np.isinf(r), np.isinf(tr))
+
+
+def test_bmm_small_kernel_off_without_numba():
+    from sparsetorch import _jit
+
+    old = _jit.use_numba(False)
+    try:
+        t = st.randn(16, 5, 4)
+        r = st.bmm(t, t.transpose(1, 2))
+        np.testing.assert_allclose(r.numpy(), t.numpy() @ t.numpy().transpose(0, 2, 1), rtol=1e-5,
+                                   atol=1e-5)
+    finally:
+        _jit.use_numba(old)
