@@ -147,6 +147,11 @@ def _topk(dtype):
             st.topk(x, k, largest=largest)
 
 
+def _small_bmm(dtype):
+    t = st.randn(16, 5, 8, dtype=dtype)
+    st.bmm(t, t.transpose(1, 2))
+
+
 GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "embedding": ("Embedding / EmbeddingBag forward and backward", _embedding),
     "optim": ("SparseAdam, Adam, Adagrad, RowWiseAdagrad row updates", _optim),
@@ -159,6 +164,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "random": ("normal_, exponential_, cauchy_, ..., randn, rand, randperm on large tensors",
                _random),
     "topk": ("topk in torch's CPU order (partial_sort / nth_element + sort)", _topk),
+    "small_bmm": ("bmm of small matrices by a transposed batch (T @ T^T, q @ k^T)", _small_bmm),
 }
 
 
