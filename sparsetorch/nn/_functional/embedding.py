@@ -54,6 +54,16 @@ class _Bags:
 
     __slots__ = ("arg", "bounds", "coef", "freq", "ids", "mode", "num", "pad", "scale", "sparse")
 
+    def __init__(self, ids, num, pad, sparse, bounds=None, mode=None, scale=None):
+        self.ids = ids
+        self.num = num
+        self.pad = pad
+        self.sparse = bool(sparse)
+        self.bounds = bounds
+        self.mode = mode
+        self.scale = scale
+        self.arg = self.freq = self.coef = None
+
 
 # ---- argument checks ----
 
@@ -189,12 +199,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     pad = _padding_idx(padding_idx, num)
     if max_norm is not None:
         _renorm_(weight, ids, max_norm, norm_type)
-    ctx = _Bags()
-    ctx.ids = ids
-    ctx.num = num
-    ctx.pad = pad
-    ctx.sparse = bool(sparse)
-    ctx.coef = None
+    ctx = _Bags(ids, num, pad, sparse)
     if weight._rg:
         xp = get_backend(weight.device).xp
         if scale_grad_by_freq:
@@ -531,17 +536,7 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     bounds, scale = k[4](ids, off, bool(last), pad, m, proto)
     if not bounds.size:
         return None
-    ctx = _Bags()
-    ctx.ids = ids
-    ctx.bounds = bounds
-    ctx.pad = pad
-    ctx.mode = m
-    ctx.num = num
-    ctx.sparse = bool(sparse)
-    ctx.arg = None
-    ctx.scale = scale if scale.size else None
-    ctx.freq = None
-    ctx.coef = None
+    ctx = _Bags(ids, num, pad, sparse, bounds, m, scale if scale.size else None)
     return call(_bag_op, (weight, None), (ctx,))
 
 
@@ -611,15 +606,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
     flat = xp.ascontiguousarray(flat, dtype=xp.int64)
-    ctx = _Bags()
-    ctx.ids = flat
-    ctx.bounds = bounds
-    ctx.pad = pad
-    ctx.mode = m
-    ctx.num = num
-    ctx.sparse = bool(sparse)
-    ctx.arg = None
-    ctx.scale = None
+    ctx = _Bags(flat, num, pad, sparse, bounds, m)
     # the per-bag and per-id factors; bfloat16 tables keep them in float32 (the kernels and SciPy
     # run bfloat16 in float32)
     acc = xp.float32 if weight.dtype is D.bfloat16 else weight.dtype.np
@@ -631,8 +618,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             cnt = xp.diff(bounds)
         cnt = xp.maximum(cnt, 1).astype(xp.float64)
         ctx.scale = (cnt if m == 1 else xp.sqrt(cnt)).astype(acc)  # the divisor
-    ctx.freq = None
-    ctx.coef = None  # per-id factor of the table's gradient: per_sample_weights x 1/frequency
+    # ctx.coef: the per-id factor of the table's gradient (per_sample_weights x 1/frequency)
     psw = None
     if per_sample_weights is not None:
         psw = per_sample_weights.reshape(-1)
