@@ -29,6 +29,7 @@ _BF16 = D.bfloat16
 _BOOL = D.bool
 _new = object.__new__
 _call_dense1 = _dispatch._call_dense1
+_np_where = CPU.xp.where
 
 # dtype rules
 SAME, FLOAT, BOOL, REAL = "same", "float", "bool", "real"
@@ -135,17 +136,19 @@ square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad
 
 
 def _relu_grad(grad, result):
-    """``grad * (result > 0)``; in a plain backward over float32/float64 CPU payloads of one
-    shape, on the payloads: the mask as the dtype, times ``grad`` in place (issue 14)."""
+    """torch's threshold_backward: 0 where ``result <= 0``, else ``grad`` (an inf gradient stays
+    out of the zeroed places; a NaN result passes its gradient). In a plain backward over
+    float32/float64 CPU payloads of one shape, one ``where`` on the payloads (issue 14)."""
     dt = grad.dtype
     if (dt is D.float32 or dt is D.float64) and result.dtype is dt and not _grad_enabled() \
             and grad.layout is strided and result.layout is strided \
             and grad.device is CPU_DEVICE and result.device is CPU_DEVICE \
             and _profiler.ACTIVE is None and grad._data.shape == result._data.shape != ():
-        m = (result._data > 0).astype(dt.np)
-        m *= grad._data
-        return _dispatch.wrap(m, dt, CPU_DEVICE, strided)
-    return grad * (result > 0)
+        return _dispatch.wrap(_np_where(result._data <= 0, dt.np.type(0), grad._data), dt, CPU_DEVICE,
+                              strided)
+    if grad.layout is strided and result.layout is strided:
+        return where(result <= 0, 0.0, grad)
+    return grad * (result > 0)  # sparse: the stored pattern (relu maps 0 to 0)
 
 
 relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), _relu_grad, SAME, True, inplace=True)

@@ -259,11 +259,17 @@ def ravel(input):
 
 # ---- transpose / permute ----
 
-_transpose_op = defop(
-    "transpose", {S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1),
-                  O: composite(_sps.coo_transpose), R: composite(_sps.csr_transpose)},
+_TRANSPOSE = dict(
+    kernels={S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1),
+             O: composite(_sps.coo_transpose), R: composite(_sps.csr_transpose)},
     params=("dim0", "dim1"),
     grads={"input": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)}, view=True,
+)
+_transpose_op = defop("transpose", **_TRANSPOSE)
+_t_op = defop(  # x.t(): torch's TBackward0 (0-D and 1-D: the input's view)
+    "t", {S: lambda be, x, dim0, dim1: be.xp.swapaxes(x, dim0, dim1) if x.ndim == 2 else x.view(),
+          O: _TRANSPOSE["kernels"][O], R: _TRANSPOSE["kernels"][R]},
+    params=("dim0", "dim1"), grads={"input": lambda grad: grad.t()}, view=True,
 )
 
 
@@ -310,13 +316,13 @@ def t(input):
     """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views)."""
     if input.__class__ is Tensor and input.layout is strided and _profiler.ACTIVE is None \
             and input._data.ndim == 2:  # (issue 14: no dispatch)
-        return _lean_view(_transpose_op, input, input._data.T, (0, 1))
+        return _lean_view(_t_op, input, input._data.T, (0, 1))
     check_tensor(input, "t")
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    if input.ndim < 2:
+    if input.ndim < 2 and input.layout is not strided:
         return _alias(input)
-    return call(_transpose_op, (input,), (0, 1))
+    return call(_t_op, (input,), (0, 1))
 
 
 def permute(input, *args, dims=None):
@@ -368,11 +374,15 @@ moveaxis = method(movedim, "moveaxis")
 
 # ---- squeeze / unsqueeze / expand ----
 
-_squeeze_op = defop(
-    "squeeze", {S: lambda be, x, dims, in_shape: be.xp.squeeze(x, axis=dims),
-                O: composite(_sps.coo_squeeze), R: composite(_sps.csr_squeeze)}, params=("dims", "in_shape"),
+_SQUEEZE = dict(
+    kernels={S: lambda be, x, dims, in_shape: be.xp.squeeze(x, axis=dims),
+             O: composite(_sps.coo_squeeze), R: composite(_sps.csr_squeeze)}, params=("dims", "in_shape"),
     grads={"input": lambda grad, in_shape: grad.reshape(in_shape)}, view=True,
 )
+# one op, three overloads as torch's nodes name them: squeeze(), squeeze(int), squeeze(dims)
+_squeeze_op = defop("squeeze", **_SQUEEZE)
+_squeeze_dim_op = defop("squeeze", node_name="SqueezeBackward1", **_SQUEEZE)
+_squeeze_dims_op = defop("squeeze", node_name="SqueezeBackward2", **_SQUEEZE)
 _unsqueeze_op = defop(
     "unsqueeze", {S: lambda be, x, dim: x.reshape(x.shape[:dim] + (1,) + x.shape[dim:]),
                   O: composite(_sps.coo_unsqueeze), R: composite(_sps.csr_unsqueeze)}, params=("dim",),
@@ -392,7 +402,7 @@ def squeeze(input, dim=None):
         if -n <= dim < n:  # (issue 14: no dispatch)
             d = dim % n
             dims = (d,) if shape[d] == 1 else ()
-            return _lean_view(_squeeze_op, input, x.squeeze(d) if dims else x.view(),
+            return _lean_view(_squeeze_dim_op, input, x.squeeze(d) if dims else x.view(),
                               (dims, shape))
     check_tensor(input, "squeeze")
     shape = input.shape
@@ -400,7 +410,8 @@ def squeeze(input, dim=None):
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
         dims = tuple(d for d in norm_dims(dim, input.ndim, "squeeze") if d < len(shape) and shape[d] == 1)
-    return call(_squeeze_op, (input,), (dims, tuple(shape)))
+    op = _squeeze_op if dim is None else _squeeze_dims_op if isinstance(dim, (tuple, list)) else _squeeze_dim_op
+    return call(op, (input,), (dims, tuple(shape)))
 
 
 @method
