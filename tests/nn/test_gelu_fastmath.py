@@ -65,6 +65,19 @@ def test_gelu_float32_matches_torch_and_its_special_values():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_gelu_float32_beyond_the_clamp_is_exact_zero_and_identity():
+    # the kernel clamps |x| at 15 and scales exp(-x^2/2) by 2^64: past the clamp the products
+    # must still be 0 (forward: x or -0.0; derivative: 1 or 0), over the whole float32 range
+    _numba()
+    big = np.array([15.0, 15.5, 20.0, 1e3, 1e20, 3.4e38], F)
+    x = np.concatenate([big, -big])
+    got = PK.activation(CPU, PK.GELU, x)
+    np.testing.assert_array_equal(got[:6], big)
+    assert (got[6:] == 0).all() and np.signbit(got[6:]).all()
+    gb = PK.activation_backward(CPU, PK.GELU, np.ones_like(x), x)
+    np.testing.assert_array_equal(gb, np.r_[np.ones(6, F), np.zeros(6, F)])
+
+
 @pytest.mark.parametrize("numba", [True, False])
 def test_gelu_float64_is_libm_exact(numba):
     if numba:

@@ -196,7 +196,11 @@ def _fexpm1_impl(u):
 # fitted (weighted Chebyshev, 2.1e-8 relative) to 0.5 erfcx(|v| / sqrt 2) on |v| <= 14.5, beyond
 # which exp(-v^2 / 2) is below float32's smallest denormal. v^2 is split exactly (fma) and both
 # halves enter the exponential, so the tail keeps its relative accuracy (a float32 a * a loses
-# 1e-5 at v = -13). One division, no branch: the loop vectorizes.
+# 1e-5 at v = -13). One division, no branch: the loop vectorizes. The pair is returned as
+# (c 2^-64, E 2^64): E 2^64 >= 2^-99 is a normal float32 for every |v| <= 15, so 2^k is one
+# exponent field (the magic-shift integer shifted into place) instead of two factors, and the
+# 2^-64 is folded into Q's coefficients (exact); c E is the same product. 7.3M float32 forward,
+# 1 thread: 4.2 -> 3.6-3.8 ms; max error 6.2 -> 5.3 ulp (derivative: 5.6, mean 0.26 -> 0.23).
 _GP = 0.3535533845424652  # float32(0.5 / sqrt 2)
 _GQ = (1.410331158e-01, 1.414102413e-01, 1.194850259e-01, 1.119660939e-01, -4.671056995e-02,
        2.058761315e-01, -3.290736264e-01, 2.098705623e-01, -5.962087257e-02, 5.763887740e-03)
@@ -206,17 +210,20 @@ _INV_SQRT_2 = 0.7071067811865476
 
 
 def _phi_tail(v):  # pure-Python twin of the float32 helper below (never called)
-    return 0.5 * math.erfc(abs(v) * _INV_SQRT_2), 1.0
+    return 0.5 * math.erfc(abs(v) * _INV_SQRT_2), 1.0, v
 
 
 @overload(_phi_tail, jit_options={"fastmath": {"contract"}})
 def _phi_tail_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
-        q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = (F(c) for c in _GQ)
+        q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = (F(c * 2.0 ** -64) for c in _GQ)
 
         def f32(v):
-            # (c, E) with Phi(-|v|) = c * E, E = exp(-v^2 / 2); |v| clamped where E is 0 anyway
-            a = min(abs(v), F(14.5))  # nan stays nan
+            # (c 2^-64, E 2^64, u), Phi(-|v|) = c * E, E = exp(-v^2 / 2); u = v clamped to
+            # +-15, where c E and u E / sqrt(2 pi) are 0 in float32 (E 2^64 is not: the products
+            # take u, not v); Q's fit ends at 14.5, its values to 15 only meet those zeros
+            u = min(max(v, F(-15.0)), F(15.0))  # nan stays nan
+            a = abs(u)
             t = F(1.0) / _fma(F(_GP), a, F(1.0))
             q = _fma(q9, t, q8)
             q = _fma(q, t, q7)
@@ -230,9 +237,8 @@ def _phi_tail_impl(v):
             s = a * a
             hi = F(-0.5) * s  # exp(hi + lo) = exp(-a^2 / 2) exactly up to the exp itself
             lo = F(-0.5) * _fma(a, a, -s)
-            kf = _fma(hi, F(_LOG2E), F(_SHIFT))  # k = round(hi / ln 2), hi >= -105.2
+            kf = _fma(hi, F(_LOG2E), F(_SHIFT))  # k = round(hi / ln 2), hi >= -112.5
             k = kf - F(_SHIFT)
-            ki = _f32_as_i32(kf) - np.int32(0x4B400000)
             r = _fma(k, F(-_LN2_HI), hi)
             r = _fma(k, F(-_LN2_LO), r) + lo
             p = F(1.9875691500e-4)
@@ -242,10 +248,10 @@ def _phi_tail_impl(v):
             p = _fma(p, r, F(1.6666665459e-1))
             p = _fma(p, r, F(5.0000001201e-1))
             y = _fma(p, r * r, r) + F(1.0)
-            kh = ki >> np.int32(1)  # 2^k as two factors (k >= -152): denormal results exact
-            y = y * _i32_as_f32((kh + np.int32(127)) << np.int32(23))
-            e = y * _i32_as_f32((ki - kh + np.int32(127)) << np.int32(23))
-            return t * q, e
+            # 2^(k + 64), -163 <= k <= 0: kf's bits are 0x4B400000 + k, and 0x4B400000 << 23
+            # wraps to 0, so the shifted bits are k << 23
+            e = y * _i32_as_f32((_f32_as_i32(kf) << np.int32(23)) + np.int32((127 + 64) << 23))
+            return t * q, e, u
         return f32
     return None
 
@@ -260,8 +266,8 @@ def _fgelu_impl(v):
         def f32(v):
             # v Phi(v) = v - v Phi(-v) for v > 0, v Phi(-|v|) otherwise; + v * 0: nan at +-inf
             # (torch's float32 kernel), -0.0 kept
-            c, e = _phi_tail(v)
-            w = (v * c) * e  # e last: no denormal intermediate
+            c, e, u = _phi_tail(v)
+            w = (u * e) * c  # c last: (c 2^-64) a normal factor, no denormal intermediate
             return (v - w if v > F(0.0) else w) + v * F(0.0)
         return f32
     return lambda v: 0.5 * v * math.erfc(-v * _INV_SQRT_2)  # float64: libm (torch: inf at inf)
@@ -275,10 +281,12 @@ def fgelu_grad(v):
 def _fgelu_grad_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
         def f32(v):
-            c, e = _phi_tail(v)
+            c, e, u = _phi_tail(v)
             h = c * e
             cdf = F(1.0) - h if v > F(0.0) else h
-            return _fma(v * F(_INV_SQRT_2PI), e, cdf)  # cdf + v pdf (nan at +-inf, as torch)
+            # cdf + v pdf (nan at +-inf, as torch); v 2^-64 / sqrt(2 pi) underflows only where
+            # v pdf is far below cdf's ulp
+            return _fma(u * F(_INV_SQRT_2PI * 2.0 ** -64), e, cdf) + v * F(0.0)
         return f32
     return lambda v: (0.5 * math.erfc(-v * _INV_SQRT_2)
                       + v * math.exp(-0.5 * v * v) * _INV_SQRT_2PI)

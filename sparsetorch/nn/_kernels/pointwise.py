@@ -28,6 +28,8 @@ from ... import _jit
 MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
 _CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
 fexp = flog1p01 = ferfc = fexpm1 = fgelu = fgelu_grad = wide = None  # set by _build (_fastmath.py)
+# numba's cache keys the kernels on this file's stamp only: an edit of _fastmath.py must touch
+# this file too, or processes keep loading the old machine code
 
 
 def _kernels(be, *arrays):
