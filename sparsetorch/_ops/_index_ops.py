@@ -110,8 +110,8 @@ def _lean_index_select(input, dim, index):
     except IndexError:
         return None
     t = _dispatch.wrap(data, input.dtype, CPU_DEVICE, strided)
-    if input._rg and _grad_enabled():
-        _dispatch.record(_index_select_op, t, (input, index), (d, x.shape))
+    if input._rg:
+        _dispatch.record_if_grad(_index_select_op, t, (input, index), (d, x.shape))
     return t
 
 

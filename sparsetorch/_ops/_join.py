@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .. import _torch_warnings
 from .._backend import CPU
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, composite, defop, record, wrap
+from .._dispatch import call, composite, defop, record_if_grad, wrap
 from ..autograd import profiler as _profiler
 from ..autograd._tape import OpNode as _OpNode, link_view
 from ..autograd.grad_mode import GRAD_ENABLED
@@ -184,8 +184,8 @@ def _join_call(op, ts, params, dt):
             except (ValueError, TypeError):
                 return call(op, ts, params, dt, dt)  # its error
             r = wrap(data, dt, CPU_DEVICE, strided)
-            if rg and _grad_enabled():
-                record(op, r, ts, params)
+            if rg:
+                record_if_grad(op, r, ts, params)
             return r
     return call(op, ts, params, dt, dt)
 

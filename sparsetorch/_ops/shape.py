@@ -15,7 +15,7 @@ import numbers
 
 from .. import _dispatch
 from .. import _dtype as D
-from .._dispatch import call, composite, defop, link_view, record, wrap
+from .._dispatch import call, composite, defop, link_view, record_if_grad, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from .._variants import method
@@ -103,8 +103,8 @@ def _lean_view(op, input, data, params):
     ``call`` does for it (link the view, record the node), without the dispatch (issue 14)."""
     t = wrap(data, input.dtype, input.device, strided)
     link_view(t, input, op, params, call)
-    if input._rg and _grad_enabled():
-        record(op, t, (input,), params)
+    if input._rg:
+        record_if_grad(op, t, (input,), params)
     return t
 
 

@@ -13,7 +13,7 @@ The products run with the BLAS threads the thread policy gives their work (``_bl
 from ... import _blas
 from ..._backend import CPU
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import defop, record
+from ..._dispatch import defop, record_if_grad
 from ..._dtype import float32, float64
 from ..._layout import strided
 from ..._tensor import Tensor
@@ -120,6 +120,6 @@ def lean(input, weight, bias):
     data = _blas.dot(x, w.T, x.shape[0] * x.shape[1] * w.shape[0])
     data += b
     t = _out(data, input)
-    if (input._rg or weight._rg or bias._rg) and _grad_enabled():
-        record(addmm_op, t, (input, weight, bias), ())
+    if input._rg or weight._rg or bias._rg:
+        record_if_grad(addmm_op, t, (input, weight, bias))
     return t

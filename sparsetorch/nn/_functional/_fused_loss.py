@@ -12,7 +12,7 @@ class weights are not differentiable, as in torch (the public functions refuse t
 
 from ..._backend import CPU, get_backend
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import composite, defop, record, wrap
+from ..._dispatch import composite, defop, record_if_grad, wrap
 from ..._dtype import float32, float64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ...autograd.grad_mode import is_grad_enabled
@@ -250,6 +250,6 @@ def lean_bce_logits(input, target, reduction):
         s = _add_reduce(_pk.bce_logits(CPU, x, t, None, None, "none"), axis=None)
         data = CPU.xp.asarray(s / x.size if reduction == "mean" else s)
     r = wrap(data, dt, CPU_DEVICE, strided)
-    if (input._rg or target._rg) and is_grad_enabled():
-        record(bce_logits_op, r, (input, target, None, None), (reduction,))
+    if input._rg or target._rg:
+        record_if_grad(bce_logits_op, r, (input, target, None, None), (reduction,))
     return r

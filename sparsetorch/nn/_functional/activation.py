@@ -11,7 +11,7 @@ import warnings
 from ... import _ops
 from ..._backend import CPU, get_backend
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import call, defop, record, wrap
+from ..._dispatch import call, defop, record_if_grad, wrap
 from ..._dtype import float32, float64
 from ..._layout import strided
 from ..._tensor import Tensor
@@ -21,7 +21,7 @@ from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
 from ...autograd import profiler as _profiler
-from ...autograd.grad_mode import GRAD_ENABLED, is_grad_enabled
+from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
 
 __all__ = [
@@ -56,7 +56,6 @@ S = (strided,)
 _RELU_OP = _relu.op
 _ZERO = {float32: CPU.xp.float32(0), float64: CPU.xp.float64(0)}
 _maximum = CPU.xp.maximum
-_grad_enabled = GRAD_ENABLED.get
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -212,8 +211,8 @@ def relu(input, inplace=False):
         zero = _ZERO.get(dt)
         if zero is not None and input._data.ndim:  # float32/float64 CPU arrays (issue 14)
             t = wrap(_maximum(input._data, zero), dt, CPU_DEVICE, strided)
-            if input._rg and _grad_enabled():
-                record(_RELU_OP, t, (input,), ())
+            if input._rg:
+                record_if_grad(_RELU_OP, t, (input,))
             return t
     return _relu_(input) if inplace else _relu(input)
 
