@@ -125,11 +125,13 @@ def _sum_kernel(be, x, axes, keepdim, shape):
     return be.xp.asarray(x.sum(axes, None, None, keepdim))
 
 
-_sum_op = defop(
-    "sum", {S: _sum_kernel, **SUM_KERNELS}, params=("axes", "keepdim", "shape"),
+_SUM = dict(
+    kernels={S: _sum_kernel, **SUM_KERNELS}, params=("axes", "keepdim", "shape"),
     grads={"input": lambda grad, shape, axes, keepdim: expand_reduced(grad, shape, axes, keepdim)},
     zero_preserving=True,
 )
+_sum_op = defop("sum", **_SUM)  # sum(): SumBackward0
+_sum_dim_op = defop("sum", node_name="SumBackward1", **_SUM)  # torch's sum(dim) overload
 
 
 def sum_dtype(dt, dtype):

@@ -47,11 +47,11 @@ _clone_op = defop(
     grads={"input": lambda grad: grad},
     zero_preserving=True,
 )
-_contiguous_op = defop(
+_contiguous_op = defop(  # torch's contiguous() records its copy as clone: CloneBackward0
     "contiguous",
     {S: lambda be, x: be.xp.ascontiguousarray(x)},
     grads={"input": lambda grad: grad},
-    zero_preserving=True,
+    zero_preserving=True, node_name="CloneBackward0",
 )
 
 

@@ -378,6 +378,7 @@ _clamp_op = defop(
               **values_kernels(lambda v, lo, hi: clamp(v, lo, hi), check=_clamp_sparse_check)},
     params=("lo", "hi"),
     grads={"input": lambda grad, input, lo, hi: grad * _in_range(input, lo, hi)},
+    node_name="ClampBackward1",  # torch's clamp(Scalar? min, Scalar? max) overload
 )
 
 
@@ -638,11 +639,11 @@ def _scalar_as(x, dt):
 
 
 def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, sparse=None, *,
-           method=False, inplace=False):
+           method=False, inplace=False, node_name=None):
     """Declare a binary op. ``fn`` is the strided kernel, or the name of a ``be.xp`` ufunc;
     ``sparse``: a function giving the kernel-table entries for sparse operands
     (``sparse_elementwise.py``), merged into the declaration. ``method`` / ``inplace``: its
-    Tensor method and in-place variant, as for :func:`unary`."""
+    Tensor method and in-place variant, as for :func:`unary`. ``node_name``: as for ``defop``."""
     ufunc_name = None
     if isinstance(fn, str):
         ufunc_name = fn
@@ -650,7 +651,8 @@ def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, s
     kernels = {SS: fn}
     if sparse is not None:
         kernels.update(sparse())
-    op = defop(name, kernels, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving)
+    op = defop(name, kernels, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving,
+               node_name=node_name)
     fn = make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
                      ufunc_name)
     return declare(fn, name, inplace, method or bool(inplace))
@@ -700,9 +702,12 @@ fmod = binary("fmod", lambda be, a, b: be.xp.fmod(a, b),
               {"input": lambda grad: grad,
                "other": lambda grad, input, other: -grad * _trunc_divide(input, other)},
                inplace=True)
-_pow = binary("pow", lambda be, a, b: be.xp.power(a, b),
-              {"input": lambda grad, input, other: grad * other * input ** (other - 1),
-               "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()})
+_POW_GRADS = {"input": lambda grad, input, other: grad * other * input ** (other - 1),
+              "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()}
+# torch's overloads, by node: tensor ** tensor (PowBackward1), number ** tensor (PowBackward2);
+# tensor ** number is ``_pow_scalar`` (PowBackward0)
+_pow = binary("pow", lambda be, a, b: be.xp.power(a, b), _POW_GRADS, node_name="PowBackward1")
+_pow_base = binary("pow", lambda be, a, b: be.xp.power(a, b), _POW_GRADS, node_name="PowBackward2")
 maximum = binary("maximum", "maximum",
                  {"input": lambda grad, input, other: grad * _max_mask(input, other),
                   "other": lambda grad, input, other: grad * _max_mask(other, input)}, method=True)
@@ -931,13 +936,13 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
         r = call(_pow_scalar, (input,), (_scalar_as(exponent, dt),), dt, dt)
         return with_out(r, out, "pow")
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        return _pow(_as_tensor_like(input, exponent), exponent, out=out)
+        return _pow_base(_as_tensor_like(input, exponent), exponent, out=out)
     return _pow(input, exponent, out=out)
 
 
 def rpow(input, other):
     """``other ** input`` for a Python number ``other``."""
-    return _pow(_as_tensor_like(other, input), input)
+    return _pow_base(_as_tensor_like(other, input), input)
 
 
 @method

@@ -25,7 +25,7 @@ from .._variants import method
 from . import sorting as _sorting
 from . import sparse_reduction as _sparse
 from ._reduce import (
-    _sum_op, check_nonempty, expand_reduced, is_float, keepdims, reduce_axes,
+    _sum_dim_op, _sum_op, check_nonempty, expand_reduced, is_float, keepdims, reduce_axes,
     reduced_count, sum_axes, sum_dtype,
 )
 from ._util import check_tensor, norm_dim, with_out
@@ -57,7 +57,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     dt = sum_dtype(input.dtype, dtype)
     if input.layout is not strided and dt is not input.dtype:
         input = input.to(dt)  # sparse kernels are composites: they reduce in the input's dtype
-    r = call(_sum_op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
+    op = _sum_op if dim is None else _sum_dim_op
+    r = call(op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
     return with_out(r, out, "sum")
 
 
@@ -94,11 +95,13 @@ def _mean_kernel(be, x, axes, keepdim, shape):
     return be.xp.asarray((s / n).astype(x.dtype, copy=False))
 
 
-_mean_op = defop(
-    "mean", {S: _mean_kernel, **_sparse.MEAN_KERNELS}, params=("axes", "keepdim", "shape"),
+_MEAN = dict(
+    kernels={S: _mean_kernel, **_sparse.MEAN_KERNELS}, params=("axes", "keepdim", "shape"),
     grads={"input": lambda grad, shape, axes, keepdim:
            expand_reduced(grad, shape, axes, keepdim) / builtins.max(reduced_count(shape, axes), 1)},
 )
+_mean_op = defop("mean", **_MEAN)  # mean(): MeanBackward0
+_mean_dim_op = defop("mean", node_name="MeanBackward1", **_MEAN)  # torch's mean(dim) overload
 
 
 def _need_float(input, dtype, fname):
@@ -120,7 +123,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     axes = reduce_axes(input, dim, "mean")
     if input.layout is not strided and dt is not input.dtype:
         input = input.to(dt)
-    r = call(_mean_op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
+    op = _mean_op if dim is None else _mean_dim_op
+    r = call(op, (input,), (axes, bool(keepdim), tuple(input.shape)), dt, dt)
     return with_out(r, out, "mean")
 
 
