@@ -176,7 +176,8 @@ def _norm_backward(grad, input, result, p, axes, keepdim):
 
 
 _norm_op = defop("norm", {S: _norm_kernel}, params=("p", "axes", "keepdim"),
-                 grads={"input": _norm_backward})
+                 grads={"input": _norm_backward},
+                 node_name="LinalgVectorNormBackward0")  # torch's norm / vector_norm node
 
 
 def _nuc_kernel(be, x, axes, keepdim):
