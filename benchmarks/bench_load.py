@@ -7,7 +7,10 @@ Rows: a GCN-style CSR spmm (2708 x 2708, ~13k stored entries, x 16 columns, Cora
 an EmbeddingBag(sparse=True) + SparseAdam training step (100k x 64 table, 2048 bags of 20 ids).
 The goal: with the hogs running, a library's 2-thread time is at most 1.2x its own 1-thread time
 (a parallel region whose worker is descheduled waits for a whole time slice). Times are medians
-of calls within ``--seconds`` per cell; the hogs are killed at exit.
+of calls within ``--seconds`` per row and library; the 1- and 2-thread calls alternate, so that
+the other work on a shared machine, which comes and goes, weighs on both columns alike (timed one
+column after the other, a busy spell in one window read as a 1.37x "2/1" of a step whose kernels
+all ran on one thread under the hogs). The hogs are killed at exit.
 """
 
 import argparse
@@ -51,16 +54,22 @@ def stop_hogs():
 atexit.register(stop_hogs)
 
 
-def median_ms(fn, seconds):
-    fn()
-    fn()
-    times = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < 5:
-        t0 = time.perf_counter()
+def median_ms(fn, seconds, set_threads, counts=(1, 2)):
+    """Median ms of ``fn`` per thread count of ``counts``: calls at each count alternate (two
+    warm-up calls each first) for ``seconds`` in all, at least 5 calls per count."""
+    times = {n: [] for n in counts}
+    for n in counts:
+        set_threads(n)
         fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+        fn()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(times[counts[-1]]) < 5:
+        for n in counts:
+            set_threads(n)
+            t0 = time.perf_counter()
+            fn()
+            times[n].append(time.perf_counter() - t0)
+    return {n: 1e3 * statistics.median(t) for n, t in times.items()}
 
 
 def graph():
@@ -120,10 +129,9 @@ def main():
         if load == "hog":
             start_hogs()
         for lib, w in libs.items():
-            for th in (1, 2):
-                w["threads"](th)
-                for row in ("spmm", "emb step"):
-                    res[load, lib, th, row] = median_ms(w[row], a.seconds)
+            for row in ("spmm", "emb step"):
+                for th, ms in median_ms(w[row], 2 * a.seconds, w["threads"]).items():
+                    res[load, lib, th, row] = ms
         stop_hogs()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"# {cores} cores; load average before: {os.getloadavg()[0]:.1f}; ms per call (median)")
