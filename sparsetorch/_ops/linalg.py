@@ -299,7 +299,7 @@ def matmul(input, other, *, out=None):
         na, nb = input.ndim, other.ndim
         if na >= 2 and nb >= 2 and input.shape[-1] == other.shape[-2] and (
                 na == 2 or nb == 2 or input.shape[:-2] == other.shape[:-2]):
-            return _fast(_matmul_op, input, other)
+            return _fast(_mm_op if na == 2 and nb == 2 else _matmul_op, input, other)
     check_tensor(input, "matmul")
     check_tensor(other, "matmul", "other")
     na, nb = input.ndim, other.ndim
@@ -324,7 +324,8 @@ def matmul(input, other, *, out=None):
         )
     _broadcast_batch(tuple(input.shape[:-2]), tuple(other.shape[:-2]))
     _same_dtype(input, other)
-    return with_out(call(_matmul_op, (input, other)), out, "matmul")
+    op = _mm_op if na == 2 and nb == 2 else _matmul_op  # 2-D @ 2-D is torch's mm node (MmBackward0)
+    return with_out(call(op, (input, other)), out, "matmul")
 
 
 def rmatmul(input, other):
@@ -496,6 +497,47 @@ _axpby_op = defop(
 )
 
 
+# ---- addmm / baddbmm of three strided tensors: one node, torch's AddmmBackward0 / BaddbmmBackward0 ----
+
+def _addmm_kernel(be, c, a, b, beta, alpha):
+    return _axpby_kernel(be, c, _matmul_kernel(be, a, b), beta, alpha)
+
+
+def _scaled(grad, alpha):
+    return grad * alpha if alpha != 1 else grad
+
+
+_ADDMM = dict(
+    kernels={(strided, strided, strided): _addmm_kernel}, inputs=("input", "mat1", "mat2"),
+    params=("beta", "alpha"),
+    grads={"input": lambda grad, beta: grad * beta,  # the engine sums a broadcast input's back
+           "mat1": lambda grad, mat2, alpha: _mm_grad_input(_scaled(grad, alpha), mat2, matmul),
+           "mat2": lambda grad, mat1, alpha: _mm_grad_mat2(_scaled(grad, alpha), mat1, matmul)},
+)
+_addmm_op = defop("addmm", **_ADDMM)
+_baddbmm_op = defop("baddbmm", **_ADDMM)
+
+
+def _one_node(input, a, b, nd):
+    """True when ``input + a @ b`` can be the single addmm/baddbmm node: three strided tensors of
+    one floating (or complex) dtype on one device, ``nd``-D products whose sizes agree and an
+    ``input`` that broadcasts to the product. Anything else takes the checked two-node path."""
+    if input.__class__ is not Tensor or a.__class__ is not Tensor or b.__class__ is not Tensor:
+        return False
+    dt = a.dtype
+    if b.dtype is not dt or input.dtype is not dt or not (dt.is_floating_point or dt.is_complex) \
+            or a.layout is not strided or b.layout is not strided or input.layout is not strided \
+            or a.device is not b.device or input.device is not a.device:
+        return False
+    sa = a.shape
+    sb = b.shape
+    if len(sa) != nd or len(sb) != nd or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+        return False
+    target = tuple(sa[:-1]) + (sb[-1],)
+    shape = tuple(input.shape)
+    return len(shape) <= nd and all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+
+
 def _scale(x, dt):
     if dt.is_floating_point or dt.is_complex:
         return x
@@ -532,6 +574,8 @@ def _add_product(fname, input, product, beta, alpha, out):
 @_ac.policy(_ac.LOWER)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to ``(n, p)``."""
+    if _one_node(input, mat1, mat2, 2):
+        return with_out(call(_addmm_op, (input, mat1, mat2), (beta, alpha)), out, "addmm")
     prof = _profiler.ACTIVE
     if prof is not None and prof.named(addmm):
         return prof.run_named("aten::addmm", addmm, (input, mat1, mat2),
@@ -549,6 +593,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 @_ac.policy(_ac.LOWER)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
+    if _one_node(input, batch1, batch2, 3):
+        return with_out(call(_baddbmm_op, (input, batch1, batch2), (beta, alpha)), out, "baddbmm")
     return _add_product("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
 
 
