@@ -109,24 +109,29 @@ _PROD_KERNELS = {key: _bf16_in_f32(k) for key, k in {
     (O, S): _k_sparse_dense, (R, S): _k_sparse_dense, (S, O): _k_dense_sparse,
     (S, R): _k_dense_sparse, (O, O): _k_sparse_sparse, (R, R): _k_sparse_sparse,
     (O, R): _k_sparse_sparse, (R, O): _k_sparse_sparse, (S, S): _k_dense_dense}.items()}
-_prod_op = defop(
-    "_sparse_prod", _PROD_KERNELS, inputs=("input", "other"), params=("ta", "tb"),
-    grads={"input": _prod_input_backward, "other": _prod_other_backward},
-)
+_PROD = dict(kernels=_PROD_KERNELS, inputs=("input", "other"), params=("ta", "tb"),
+             grads={"input": _prod_input_backward, "other": _prod_other_backward})
+_prod_op = defop("_sparse_prod", **_PROD)
 _PROD_KERNELS = _prod_op.kernels  # the table the inlined path of _prod reads (the op's own)
+# the same product under torch's node names: mm / matmul with a sparse operand (MmBackward0),
+# torch.sparse.mm of a sparse mat1 (SparseAddmmBackward0; COO @ COO: SparseSparseMatmulBackward0)
+MM_PROD = defop("_sparse_prod", node_name="MmBackward0", **_PROD)
+SPARSE_MM_PROD = defop("_sparse_prod", node_name="SparseAddmmBackward0", **_PROD)
+SPARSE_SPARSE_PROD = defop("_sparse_prod", node_name="SparseSparseMatmulBackward0", **_PROD)
 
 
-def _prod(a, b, ta=False, tb=False):
-    """``op(a) @ op(b)`` for 2-D operands of any layouts (sparse ones scalar-valued)."""
+def _prod(a, b, ta=False, tb=False, op=_prod_op):
+    """``op(a) @ op(b)`` for 2-D operands of any layouts (sparse ones scalar-valued); ``op``: the
+    declaration recorded (one of the named copies above)."""
     if a.dtype is not b.dtype or a.device is not b.device or _profiler.ACTIVE is not None:
-        return call(_prod_op, (a, b), (ta, tb))
+        return call(op, (a, b), (ta, tb))
     # the dispatcher's work, inlined for one dtype and device (tiny products: PERF-NOTES spike 1)
     dev = a.device
     data = _PROD_KERNELS[(a.layout, b.layout)](CPU if dev is CPU_DEVICE else get_backend(dev),
                                                 a._data, b._data, ta, tb)
     t = wrap(data, a.dtype, dev, result_layout(data))
     if a._rg or b._rg:
-        record_if_grad(_prod_op, t, (a, b), (ta, tb))
+        record_if_grad(op, t, (a, b), (ta, tb))
     return t
 
 
@@ -236,9 +241,9 @@ def _matrix(t):
 
 # ---- composite entries of linalg's kernel tables (mm, mv, matmul, bmm, addmm) ----
 
-def mm_sparse(input, mat2):
+def mm_sparse(input, mat2, op=MM_PROD):
     """``mm`` with a sparse operand: the result is dense unless both operands are sparse."""
-    return _prod(_matrix(input), _matrix(mat2))
+    return _prod(_matrix(input), _matrix(mat2), False, False, op)
 
 
 def mv_sparse(input, vec):

@@ -16,7 +16,9 @@ from ._util import _dims_str, check_tensor, with_out
 from .linalg import addmm as _addmm, mm as _mm
 from .pointwise import where
 from .sparse_core import coalesce, values, with_values
-from .sparse_linalg import _blockdiag, _matrix, _prod, _sddmm, mm_sparse
+from .sparse_linalg import (
+    SPARSE_MM_PROD, SPARSE_SPARSE_PROD, _blockdiag, _matrix, _prod, _sddmm, mm_sparse,
+)
 
 __all__ = []  # public as sparsetorch.sparse.mm / addmm / sampled_addmm, not at the top level
 
@@ -41,7 +43,10 @@ def mm(mat1, mat2, reduce="sum"):
     check_tensor(mat2, "sparse.mm", "mat2")
     if reduce == "sum" and (mat1.layout is not S or mat2.layout is not S):
         _check_mm(mat1, mat2)
-        return mm_sparse(mat1, mat2)
+        if mat1.layout is S:  # dense @ sparse: torch's graph ends in a transpose; ours is mm's
+            return mm_sparse(mat1, mat2)
+        coo2 = mat1.layout is O and mat2.layout is O
+        return mm_sparse(mat1, mat2, SPARSE_SPARSE_PROD if coo2 else SPARSE_MM_PROD)
     red = _REDUCE.get(reduce)
     if red is None:
         if reduce == "prod":
