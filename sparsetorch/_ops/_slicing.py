@@ -34,12 +34,18 @@ def _key_kernel(be, x, key, in_shape):
     return x[key]
 
 
-_slice_op = defop("slice", {S: _key_kernel, (sparse_coo,): composite(_sps.coo_narrow),
-                            (sparse_csr,): composite(_sps.csr_narrow)}, params=("key", "in_shape"),
-                  grads={"input": _key_view_backward}, view=True)
-_select_op = defop("select", {S: _key_kernel, (sparse_coo,): composite(_sps.coo_select),
-                              (sparse_csr,): composite(_sps.csr_select)}, params=("key", "in_shape"),
-                   grads={"input": _key_view_backward}, view=True)
+_SLICE = dict(kernels={S: _key_kernel, (sparse_coo,): composite(_sps.coo_narrow),
+                       (sparse_csr,): composite(_sps.csr_narrow)}, params=("key", "in_shape"),
+              grads={"input": _key_view_backward}, view=True)
+_SELECT = dict(kernels={S: _key_kernel, (sparse_coo,): composite(_sps.coo_select),
+                        (sparse_csr,): composite(_sps.csr_select)}, params=("key", "in_shape"),
+               grads={"input": _key_view_backward}, view=True)
+_slice_op = defop("slice", **_SLICE)
+_select_op = defop("select", **_SELECT)
+# the pieces of split / chunk / unbind under torch's node names (torch: one node for all pieces)
+_split_op = defop("slice", node_name="SplitBackward0", **_SLICE)
+_split_sizes_op = defop("slice", node_name="SplitWithSizesBackward0", **_SLICE)
+_unbind_op = defop("select", node_name="UnbindBackward0", **_SELECT)
 
 
 @method
@@ -108,10 +114,13 @@ def split(tensor, split_size_or_sections, dim=0):
             )
         n = max(-(-size // step), 1) if step else 1
         sizes = tuple(min(step, size - i * step) for i in range(n))
+    op = _split_sizes_op if isinstance(split_size_or_sections, (list, tuple)) else _split_op
+    shape = tuple(tensor.shape)
+    lead = (slice(None),) * d
     out = []
     start = 0
     for s in sizes:
-        out.append(narrow(tensor, d, start, s))
+        out.append(call(op, (tensor,), (lead + (slice(start, start + s),), shape)))
         start += s
     return tuple(out)
 
@@ -138,7 +147,9 @@ def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = norm_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    shape = tuple(input.shape)
+    lead = (slice(None),) * d
+    return tuple(call(_unbind_op, (input,), (lead + (i, Ellipsis), shape)) for i in range(shape[d]))
 
 
 def _unfold_kernel(be, x, dim, size, step, in_shape):

@@ -250,6 +250,38 @@ _index_view_op = defop("slice", {S: _key_kernel}, params=("key", "in_shape"),
                        grads={"input": _index_view_backward}, view=True)
 _index_op = defop("index", {S: _key_kernel}, params=("key", "in_shape"),
                   grads={"input": _index_backward}, zero_preserving=True)
+# the same view under torch's node names: its basic indexing is a chain of select / slice /
+# unsqueeze steps (full slices skipped) and the result's node is the last step's
+_VIEW = dict(kernels={S: _key_kernel}, params=("key", "in_shape"),
+             grads={"input": _index_view_backward}, view=True)
+_index_select_view_op = defop("slice", node_name="SelectBackward0", **_VIEW)
+_index_unsqueeze_view_op = defop("slice", node_name="UnsqueezeBackward0", **_VIEW)
+_index_alias_view_op = defop("slice", node_name="AliasBackward0", **_VIEW)
+
+
+def _basic_view_op(key, shape):
+    """The declaration whose node torch records for the basic (view-only) key ``key``."""
+    if key.__class__ is not tuple:  # one item: a slice is always sliced, even a full one
+        return (_index_view_op if key.__class__ is slice else _index_unsqueeze_view_op
+                if key is None else _index_alias_view_op if key is Ellipsis
+                else _index_select_view_op)
+    ndim = len(shape)
+    dims = sum(1 for k in key if k is not None and k is not Ellipsis)
+    op = _index_alias_view_op
+    d = 0
+    for k in key:
+        if k is None:
+            op = _index_unsqueeze_view_op
+        elif k is Ellipsis:
+            d += ndim - dims
+        elif k.__class__ is slice:
+            if k.indices(shape[d]) != (0, shape[d], 1):
+                op = _index_view_op
+            d += 1
+        else:
+            op = _index_select_view_op
+            d += 1
+    return op
 
 
 def _put_kernel(be, x, v, key, accumulate, basic):
@@ -294,13 +326,14 @@ def getitem(input, key):
     if key.__class__ is int and input.layout is strided and input._data.ndim:
         size = input._data.shape[0]
         if -size <= key < size:
-            return call(_index_view_op, (input,), ((key, Ellipsis), input._data.shape))
+            return call(_index_select_view_op, (input,), ((key, Ellipsis), input._data.shape))
     if input.layout is not strided:
         return sparse_getitem(input, key)
     basic, adv = _parse_key(input, key)
     t = input
     if basic is not None:
-        t = call(_index_view_op, (t,), (basic, t._data.shape))
+        op = _index_view_op if adv is not None else _basic_view_op(key, t._data.shape)
+        t = call(op, (t,), (basic, t._data.shape))
     if adv is not None:
         t = call(_index_op, (t,), (adv, t._data.shape))
     return t
