@@ -205,6 +205,12 @@ _amin_op = defop(
              **_sparse.AMIN_KERNELS},
     params=("axes", "keepdim"), grads={"input": _amax_backward},
 )
+# max() / min() over all elements: the same reduction (ties share the gradient, as torch's
+# evenly distributed backward) under torch's names, MaxBackward1 / MinBackward1
+_max_all_op = defop("max", _amax_op.kernels, params=("axes", "keepdim"),
+                    grads={"input": _amax_backward}, node_name="MaxBackward1")
+_min_all_op = defop("min", _amin_op.kernels, params=("axes", "keepdim"),
+                    grads={"input": _amax_backward}, node_name="MinBackward1")
 
 
 def _extreme(op, input, dim, keepdim, fname, explicit):
@@ -254,7 +260,8 @@ def _max_min(input, dim, keepdim, out, fname, op, is_max):
     d = norm_dim(dim, input.ndim, fname)
     check_nonempty(input, (d,), fname, True)
     idx = _sorting.arg_extreme(input, d, True, is_max)
-    values = _take_along(input, idx, d, not keepdim)
+    take = _sorting.TAKE_MAX if is_max else _sorting.TAKE_MIN  # MaxBackward0 / MinBackward0
+    values = _take_along(input, idx, d, not keepdim, False, take)
     indices = wrap(idx if keepdim or input.ndim == 0 else idx.squeeze(d), D.int64, input.device, strided)
     r = (max_return if is_max else min_return)((values, indices))
     return _sorting.write_tuple_out(r, out, fname)
@@ -265,13 +272,13 @@ def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's na
     """``max(input)``: the largest value; ``max(input, dim, keepdim)``: (values, indices) along
     ``dim`` (the gradient goes to the one element at ``indices``); ``max(input, other)``:
     elementwise maximum."""
-    return _max_min(input, dim, keepdim, out, "max", _amax_op, True)
+    return _max_min(input, dim, keepdim, out, "max", _max_all_op, True)
 
 
 @method
 def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001 - torch's name
     """``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."""
-    return _max_min(input, dim, keepdim, out, "min", _amin_op, False)
+    return _max_min(input, dim, keepdim, out, "min", _min_all_op, False)
 
 
 def _no_sparse_indices(input, fname):

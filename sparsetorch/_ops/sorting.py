@@ -72,12 +72,21 @@ def write_tuple_out(r, out, fname):
 # ---- gather along a dim and its adjoint (scatter into zeros) ----
 
 
-_take_op = defop(
-    "_take_along_dim", {S: _take_kernel},
-    params=("index", "dim", "squeeze", "shape", "accumulate"),
+_TAKE = dict(
+    kernels={S: _take_kernel}, params=("index", "dim", "squeeze", "shape", "accumulate"),
     grads={"input": lambda grad, index, dim, squeeze, shape, accumulate:
            call(_put_op, (grad,), (index, dim, squeeze, shape, accumulate))},
 )
+_take_op = defop("_take_along_dim", **_TAKE)
+# the values of the selecting ops under torch's op and node names (the indices are not differentiable)
+TAKE_MAX = defop("max", **_TAKE)  # max(dim): MaxBackward0
+TAKE_MIN = defop("min", **_TAKE)
+TAKE_SORT = defop("sort", **_TAKE)
+TAKE_TOPK = defop("topk", **_TAKE)
+TAKE_KTHVALUE = defop("kthvalue", **_TAKE)
+TAKE_MEDIAN = defop("median", node_name="MedianBackward1", **_TAKE)  # median(dim)
+TAKE_CUMMAX = defop("cummax", **_TAKE)
+TAKE_CUMMIN = defop("cummin", **_TAKE)
 _put_op = defop(
     "_put_along_dim", {S: _put_kernel},
     params=("index", "dim", "squeeze", "shape", "accumulate"),
@@ -86,9 +95,10 @@ _put_op = defop(
 )
 
 
-def _take_along(input, index, dim, squeeze, accumulate=False):
-    """``input`` at the positions ``index`` (an int64 payload) along ``dim``; differentiable."""
-    return call(_take_op, (input,), (index, dim, squeeze, tuple(input.shape), accumulate))
+def _take_along(input, index, dim, squeeze, accumulate=False, op=_take_op):
+    """``input`` at the positions ``index`` (an int64 payload) along ``dim``; differentiable.
+    ``op``: the declaration recorded (``_take_op`` or one of the named copies above)."""
+    return call(op, (input,), (index, dim, squeeze, tuple(input.shape), accumulate))
 
 
 def _indices(data, like):
@@ -187,7 +197,7 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     _strided_only(input, "sort")
     d = _dim_arg(input, dim, "sort")
     idx = _argsort_payload(input, d, bool(descending))
-    r = sort_return((_take_along(input, idx, d, False), _indices(idx, input)))
+    r = sort_return((_take_along(input, idx, d, False, False, TAKE_SORT), _indices(idx, input)))
     return write_tuple_out(r, out, "sort")
 
 
@@ -218,7 +228,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
         idx = _argsort_payload(input, d, bool(largest))
         if input.ndim:  # a 0-d input gives itself for k in (0, 1), as torch does
             idx = _slice_along(idx, d, 0, k)
-    vals = _take_along(input, idx, d, False)
+    vals = _take_along(input, idx, d, False, False, TAKE_TOPK)
     return write_tuple_out(topk_return((vals, _indices(idx, input))), out, "topk")
 
 
@@ -288,7 +298,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     idx = _argsort_payload(input, d, False)
     if input.ndim:
         idx = _slice_along(idx, d, k - 1, k)
-    vals = _take_along(input, idx, d, not keepdim)
+    vals = _take_along(input, idx, d, not keepdim, False, TAKE_KTHVALUE)
     if input.ndim and not keepdim:
         idx = idx.squeeze(d)
     return write_tuple_out(kthvalue_return((vals, _indices(idx, input))), out, "kthvalue")
@@ -333,7 +343,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
             nans = xp.isnan(x).sum(axis=d, keepdims=True)
             pos = xp.where(nans > 0, n - nans, pos)
         idx = xp.take_along_axis(order, pos, axis=d)
-    vals = _take_along(input, idx, d, not keepdim)
+    vals = _take_along(input, idx, d, not keepdim, False, TAKE_MEDIAN)
     if input.ndim and not keepdim:
         idx = idx.squeeze(d)
     return write_tuple_out(median_return((vals, _indices(idx, input))), out, "median")
@@ -366,7 +376,7 @@ def _cum_extreme(input, dim, fname, is_max, rtype):
     _strided_only(input, fname)
     d = _dim_arg(input, dim, fname)
     idx = _cum_extreme_indices(input, d, is_max)
-    vals = _take_along(input, idx, d, False, True)
+    vals = _take_along(input, idx, d, False, True, TAKE_CUMMAX if is_max else TAKE_CUMMIN)
     return rtype((vals, _indices(idx, input)))
 
 
