@@ -13,7 +13,7 @@ import math
 from ... import _ops as _st
 from ... import _dtype as _D
 
-from ..._dispatch import call, defop
+from ..._dispatch import call, defop, wrap
 from ..._dtype import is_float_np
 from ..._layout import strided
 from ..._tensor import Tensor
@@ -91,10 +91,36 @@ def _geometry(fname, input, nd, kernel_size, stride, padding, dilation, ceil_mod
     return k, stride, padding, dilation, tuple(out), tuple(extra)
 
 
-def _flat_gather(input, idx, nd):
-    """input (B, C, *S) gathered at flat spatial indices idx (B, C, *O)."""
-    flat = input.flatten(2)
-    return flat.gather(2, idx.flatten(2)).view(idx.shape)
+def _take_kernel(be, x, idx, nd, shape, in_shape):
+    flat = x.reshape(x.shape[:-nd] + (-1,))
+    return be.xp.take_along_axis(flat, idx, -1).reshape(shape)
+
+
+def _take_backward(grad, idx, nd, in_shape):
+    lead = in_shape[:-nd]
+    i = wrap(idx, _D.int64, grad.device, strided)
+    z = grad.new_zeros(lead + (math.prod(in_shape[-nd:]),))
+    return z.scatter_add(-1, i, grad.reshape(lead + (-1,))).reshape(in_shape)
+
+
+# the pooled values: one node with torch's name (its gradient a scatter-add into the winners)
+_TAKE = dict(kernels={(strided,): _take_kernel}, params=("idx", "nd", "shape", "in_shape"),
+             grads={"input": lambda grad, idx, nd, in_shape: _take_backward(grad, idx, nd, in_shape)})
+_max_pool_take_op = defop("max_pool2d_with_indices", node_name="MaxPool2DWithIndicesBackward0",
+                          **_TAKE)
+_adaptive_max_take_op = defop("adaptive_max_pool2d", node_name="AdaptiveMaxPool2DBackward0",
+                              **_TAKE)
+
+
+def _flat_gather(op, input, idx, nd):
+    """input (*lead, *S) at the flat spatial indices idx (*lead, *O), as torch records it: a 2-D
+    pooling node; 1-D pooling is torch's 2-D one over (*lead, 1, L), then squeezed (dim -2)."""
+    shape = tuple(idx.shape)
+    lead = shape[:-nd]
+    if nd == 1:
+        shape = lead + (1,) + shape[-1:]
+    y = call(op, (input,), (idx._data.reshape(lead + (-1,)), nd, shape, tuple(input.shape)))
+    return y.squeeze(-2) if nd == 1 else y
 
 
 # ---- max pooling ----
@@ -142,9 +168,9 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     x = input.unsqueeze(0) if unbatched else input
     idx = call(_max_pool_indices_op, (x.detach(),), (k, stride, padding, dilation, extra),
                _D.int64)
-    y = _flat_gather(x, idx, nd)
     if unbatched:
-        y, idx = y.squeeze(0), idx.squeeze(0)
+        idx = idx.squeeze(0)
+    y = _flat_gather(_max_pool_take_op, input, idx, nd)
     return (y, idx) if return_indices else y
 
 
@@ -287,9 +313,9 @@ def _adaptive_max(nd, fname, input, output_size, return_indices):
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     idx = call(_adaptive_max_indices_op, (x.detach(),), (out,), _D.int64)
-    y = _flat_gather(x, idx, nd)
     if unbatched:
-        y, idx = y.squeeze(0), idx.squeeze(0)
+        idx = idx.squeeze(0)
+    y = _flat_gather(_adaptive_max_take_op, input, idx, nd)
     return (y, idx) if return_indices else y
 
 
