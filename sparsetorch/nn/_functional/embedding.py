@@ -132,12 +132,13 @@ def _emb_kernel(be, w, ctx):
     if not w.flags.c_contiguous:  # the kernel prefetches through a flat view of the table
         w = be.xp.ascontiguousarray(w)
     work = flat.size * w.shape[1]
+    out = be.xp.empty((flat.size, w.shape[1]), w.dtype)  # NumPy's: huge pages (take_rows)
     if work < _jit.PAR_MIN_WORK:
-        out = k[6](w, flat)
+        bad = k[6](w, flat, out)
     else:
         with _jit.limit(work):
-            out = k[5](w, flat)
-    if out.shape[0] != flat.size:  # the kernel's sign of an id outside the table
+            bad = k[5](w, flat, out)
+    if bad:  # ids outside the table
         raise IndexError("index out of range in self")
     return out.reshape(ids.shape + (w.shape[1],))
 
