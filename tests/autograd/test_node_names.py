@@ -85,6 +85,8 @@ def _cases(lib):
         "adaptive_max2d": lambda: F.adaptive_max_pool2d(x2, 2),
         "adaptive_max1d": lambda: F.adaptive_max_pool1d(x1, 2),
         "avgpool2d": lambda: F.avg_pool2d(x2, 2), "avgpool1d": lambda: F.avg_pool1d(x1, 2),
+        "avgpool2d_unbatched": lambda: F.avg_pool2d(u2, 3, 1, 1, count_include_pad=False),
+        "avgpool2d_divisor": lambda: F.avg_pool2d(x2, 2, divisor_override=3),
         "einsum": lambda: lib.einsum("ij,jk->ik", x, m),
         "nanmedian_dim": lambda: x.nanmedian(1)[0], "mode": lambda: x.mode(1)[0],
     }
@@ -95,9 +97,6 @@ DIFFERENT = {
     "matmul3": ("MatmulBackward0", "3-D @ 2-D is one matmul node; torch folds it into mm and "
                 "records the unfolding view (UnsafeViewBackward0)"),
     "einsum": ("EinsumBackward0", "einsum is one node; torch's is a chain of views and bmm"),
-    "avgpool2d": ("DivBackward0", "average pooling is a ones-kernel convolution divided by the "
-                  "window counts; torch has one AvgPool2DBackward0 node"),
-    "avgpool1d": ("DivBackward0", "as avgpool2d (torch: AvgPool2DBackward0, then squeeze)"),
     "nanmedian_dim": ("SqueezeBackward1", "composed from sort and a take; torch: one node"),
     "mode": ("SqueezeBackward1", "composed from sort and a take; torch: one node"),
     "clamp_t": ("MinimumBackward0", "clamp with tensor bounds is maximum then minimum; torch: one "
@@ -150,3 +149,26 @@ def test_same_op_different_overload_shares_kernels_and_gradients():
         f(x, st).sum().backward()
         f(tx, torch).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["max2d", "max1d", "avg2d", "avg1d", "avg2d_ceil", "avg_div"])
+def test_pooling_nodes_give_torchs_values_and_gradients(case):
+    """Max and average pooling as single named nodes: values, gradients and double backward."""
+    import numpy as np
+
+    def run(lib, a):
+        F = lib.nn.functional
+        x = lib.tensor(a, requires_grad=True)
+        xx = x if case.endswith("2d") or case in ("avg2d_ceil", "avg_div") else x.flatten(2)
+        y = {"max2d": lambda: F.max_pool2d(xx, 3, 2, 1), "max1d": lambda: F.max_pool1d(xx, 3, 2),
+             "avg2d": lambda: F.avg_pool2d(xx, 2), "avg1d": lambda: F.avg_pool1d(xx, 3, 2, 1),
+             "avg2d_ceil": lambda: F.avg_pool2d(xx, 3, 2, 1, ceil_mode=True,
+                                                count_include_pad=False),
+             "avg_div": lambda: F.avg_pool2d(xx, (2, 3), divisor_override=4)}[case]()
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sin().sum(), x)
+        return y.detach().numpy(), g.detach().numpy(), gg.numpy()
+
+    a = np.random.default_rng(2).standard_normal((2, 3, 7, 6))
+    for ours, theirs in zip(run(st, a), run(torch, a)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -2,9 +2,12 @@
 
 Max pooling finds the winning positions in a kernel (integers, no gradient) and gathers them,
 so its gradient is a scatter-add into those positions: overlapping windows and ties behave as in
-torch (the first maximum in window order wins; NaN wins). Average pooling is a convolution with
-a ones kernel over ``(N*C, 1, ...)`` divided by a per-window count, so it inherits the
-convolution's gradients. Adaptive average pooling multiplies by per-dimension averaging matrices.
+torch (the first maximum in window order wins; NaN wins). Average pooling is one op (window
+sums over strided views divided by a per-window count) whose backward is its adjoint op (each
+window's share added back), and the adjoint's backward is the pooling again. Both record torch's
+node names (``MaxPool2DWithIndicesBackward0``, ``AvgPool2DBackward0``; 1-D pooling is the 2-D
+node then ``squeeze(-2)``, as torch). Adaptive average pooling multiplies by per-dimension
+averaging matrices.
 """
 
 import itertools
@@ -188,6 +191,51 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 # ---- average pooling ----
 
+def _avg_kernel(be, x, k, stride, padding, extra, cnt, in_shape, out_shape):
+    """Window means: (*lead, *S) -> out_shape (zero padding; ``cnt``: the divisor per window)."""
+    xp = be.xp
+    nd = len(k)
+    sp = x.shape[x.ndim - nd:]
+    xf = x.reshape((-1,) + sp)
+    if any(padding) or any(extra):
+        xf = xp.pad(xf, ((0, 0),) + tuple((p, p + e) for p, e in zip(padding, extra)))
+    out = cnt.shape
+    st = xf.strides
+    win = xp.lib.stride_tricks.as_strided(
+        xf, xf.shape[:1] + out + k,
+        st[:1] + tuple(st[1 + i] * stride[i] for i in range(nd)) + st[1:])
+    s = win.sum(tuple(range(1 + nd, 1 + 2 * nd)))
+    return xp.asarray((s / cnt).astype(x.dtype, copy=False)).reshape(out_shape)
+
+
+def _avg_adjoint_kernel(be, g, k, stride, padding, extra, cnt, in_shape, out_shape):
+    """The adjoint of ``_avg_kernel``: each window's ``g / cnt`` added back over the window."""
+    xp = be.xp
+    nd = len(k)
+    out = cnt.shape
+    gd = (g.reshape((-1,) + out) / cnt).astype(g.dtype, copy=False)
+    sp = in_shape[len(in_shape) - nd:]
+    gp = xp.zeros(gd.shape[:1] + tuple(sp[i] + 2 * padding[i] + extra[i] for i in range(nd)),
+                  g.dtype)
+    for off in itertools.product(*(range(n) for n in k)):
+        key = tuple(slice(off[i], off[i] + stride[i] * (out[i] - 1) + 1, stride[i])
+                    for i in range(nd))
+        gp[(slice(None),) + key] += gd
+    crop = tuple(slice(padding[i], padding[i] + sp[i]) for i in range(nd))
+    return xp.ascontiguousarray(gp[(slice(None),) + crop]).reshape(in_shape)
+
+
+_AVG_PARAMS = ("k", "stride", "padding", "extra", "cnt", "in_shape", "out_shape")
+_avg_pool_op = defop(  # one node, torch's AvgPool2DBackward0 (its backward the adjoint op)
+    "avg_pool2d", {(strided,): _avg_kernel}, params=_AVG_PARAMS, node_name="AvgPool2DBackward0",
+    grads={"input": lambda grad, k, stride, padding, extra, cnt, in_shape, out_shape: call(
+        _avg_adjoint_op, (grad,), (k, stride, padding, extra, cnt, in_shape, out_shape))})
+_avg_adjoint_op = defop(
+    "avg_pool2d_backward", {(strided,): _avg_adjoint_kernel}, params=_AVG_PARAMS,
+    grads={"input": lambda grad, k, stride, padding, extra, cnt, in_shape, out_shape: call(
+        _avg_pool_op, (grad,), (k, stride, padding, extra, cnt, in_shape, out_shape))})
+
+
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
     fname = f"avg_pool{nd}d"
@@ -199,25 +247,28 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
         raise RuntimeError("divisor must be not zero")
     sp = tuple(input.shape[-nd:])
     lead = tuple(input.shape[:-nd])
-    widths = []
-    for i in reversed(range(nd)):
-        widths += [padding[i], padding[i] + extra[i]]
-    x = pad(input.reshape((-1, 1) + sp), widths)
-    w = _st.ones((1, 1) + k, dtype=input.dtype, device=input.device)
-    conv = (stride, (0,) * nd, (1,) * nd, 1)
-    s = call(_conv_op, (x, w), conv + (tuple(x.shape), tuple(w.shape)), input.dtype)
-    s = s.view(lead + out)
     if divisor_override is not None:
-        return s / divisor_override
-    with no_grad():
-        ones = _st.ones((1, 1) + sp, dtype=input.dtype, device=input.device)
-        if count_include_pad:  # padding counts, the ceil-mode overhang does not
-            m = pad(pad(ones, [p for i in reversed(range(nd)) for p in (padding[i],) * 2], value=1),
-                    [e for i in reversed(range(nd)) for e in (0, extra[i])])
-        else:
-            m = pad(ones, widths)
-        cnt = call(_conv_op, (m, w), conv + (tuple(m.shape), tuple(w.shape)), input.dtype)
-    return s / cnt.view(out)
+        cnt = _st.full(out, divisor_override, dtype=input.dtype, device=input.device)
+    else:
+        widths = []
+        for i in reversed(range(nd)):
+            widths += [padding[i], padding[i] + extra[i]]
+        w = _st.ones((1, 1) + k, dtype=input.dtype, device=input.device)
+        conv = (stride, (0,) * nd, (1,) * nd, 1)
+        with no_grad():
+            ones = _st.ones((1, 1) + sp, dtype=input.dtype, device=input.device)
+            if count_include_pad:  # padding counts, the ceil-mode overhang does not
+                m = pad(pad(ones, [p for i in reversed(range(nd)) for p in (padding[i],) * 2],
+                            value=1), [e for i in reversed(range(nd)) for e in (0, extra[i])])
+            else:
+                m = pad(ones, widths)
+            cnt = call(_conv_op, (m, w), conv + (tuple(m.shape), tuple(w.shape)), input.dtype)
+        cnt = cnt.view(out)
+    # torch's 1-D pooling is its 2-D pooling over (*lead, 1, L), then squeeze(-2)
+    shape = lead + ((1,) + out if nd == 1 else out)
+    y = call(_avg_pool_op, (input,),
+             (k, stride, padding, extra, cnt._data, tuple(input.shape), shape))
+    return y.squeeze(-2) if nd == 1 else y
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
