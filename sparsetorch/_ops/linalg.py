@@ -497,7 +497,7 @@ _axpby_op = defop(
 )
 
 
-# ---- addmm / baddbmm of three strided tensors: one node, torch's AddmmBackward0 / BaddbmmBackward0 ----
+# ---- addmm / baddbmm of three strided tensors: one node (AddmmBackward0 / BaddbmmBackward0) ----
 
 def _addmm_kernel(be, c, a, b, beta, alpha):
     return _axpby_kernel(be, c, _matmul_kernel(be, a, b), beta, alpha)
@@ -535,7 +535,8 @@ def _one_node(input, a, b, nd):
         return False
     target = tuple(sa[:-1]) + (sb[-1],)
     shape = tuple(input.shape)
-    return len(shape) <= nd and all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+    return len(shape) <= nd and all(
+        s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _scale(x, dt):

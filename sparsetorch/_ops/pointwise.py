@@ -651,8 +651,8 @@ def binary(name, fn, grads=None, rule=PROMOTE, zero_preserving=None, doc=None, s
     kernels = {SS: fn}
     if sparse is not None:
         kernels.update(sparse())
-    op = defop(name, kernels, inputs=("input", "other"), grads=grads, zero_preserving=zero_preserving,
-               node_name=node_name)
+    op = defop(name, kernels, inputs=("input", "other"), grads=grads,
+               zero_preserving=zero_preserving, node_name=node_name)
     fn = make_binary(op, rule, doc or f"Elementwise ``{name}`` of ``input`` and ``other`` (broadcasting).",
                      ufunc_name)
     return declare(fn, name, inplace, method or bool(inplace))
@@ -702,8 +702,10 @@ fmod = binary("fmod", lambda be, a, b: be.xp.fmod(a, b),
               {"input": lambda grad: grad,
                "other": lambda grad, input, other: -grad * _trunc_divide(input, other)},
                inplace=True)
-_POW_GRADS = {"input": lambda grad, input, other: grad * other * input ** (other - 1),
-              "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log()}
+_POW_GRADS = {
+    "input": lambda grad, input, other: grad * other * input ** (other - 1),
+    "other": lambda grad, result, input: grad * result * where(input == 0, 0.0, input).log(),
+}
 # torch's overloads, by node: tensor ** tensor (PowBackward1), number ** tensor (PowBackward2);
 # tensor ** number is ``_pow_scalar`` (PowBackward0)
 _pow = binary("pow", lambda be, a, b: be.xp.power(a, b), _POW_GRADS, node_name="PowBackward1")

@@ -78,7 +78,7 @@ _TAKE = dict(
            call(_put_op, (grad,), (index, dim, squeeze, shape, accumulate))},
 )
 _take_op = defop("_take_along_dim", **_TAKE)
-# the values of the selecting ops under torch's op and node names (the indices are not differentiable)
+# the values of the selecting ops under torch's op and node names (indices: not differentiable)
 TAKE_MAX = defop("max", **_TAKE)  # max(dim): MaxBackward0
 TAKE_MIN = defop("min", **_TAKE)
 TAKE_SORT = defop("sort", **_TAKE)

@@ -36,7 +36,8 @@ def _cases(lib):
         "pow": lambda: x ** 2, "rpow": lambda: 2 ** x, "pow_t": lambda: x ** y,
         "torch_pow_number": lambda: lib.pow(2, x), "pow_0d": lambda: lib.pow(x, lib.tensor(2.0)),
         # products
-        "mm": lambda: x @ m, "torch_mm": lambda: lib.mm(x, m), "matmul_2d": lambda: lib.matmul(x, m),
+        "mm": lambda: x @ m, "torch_mm": lambda: lib.mm(x, m),
+        "matmul_2d": lambda: lib.matmul(x, m),
         "matmul3": lambda: b @ m, "mv": lambda: x @ v, "dot": lambda: v @ v,
         "bmm": lambda: lib.bmm(b, b.transpose(1, 2)),
         "addmm": lambda: lib.addmm(y, x, m[:, :4]), "addmm_bcast": lambda: lib.addmm(v, x, sq),

@@ -108,7 +108,8 @@ def _take_backward(grad, idx, nd, in_shape):
 
 # the pooled values: one node with torch's name (its gradient a scatter-add into the winners)
 _TAKE = dict(kernels={(strided,): _take_kernel}, params=("idx", "nd", "shape", "in_shape"),
-             grads={"input": lambda grad, idx, nd, in_shape: _take_backward(grad, idx, nd, in_shape)})
+             grads={"input": lambda grad, idx, nd, in_shape:
+                    _take_backward(grad, idx, nd, in_shape)})
 _max_pool_take_op = defop("max_pool2d_with_indices", node_name="MaxPool2DWithIndicesBackward0",
                           **_TAKE)
 _adaptive_max_take_op = defop("adaptive_max_pool2d", node_name="AdaptiveMaxPool2DBackward0",
