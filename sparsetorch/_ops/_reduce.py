@@ -8,6 +8,8 @@ Private: the reduction and linalg modules (``reduction.py``, ``statistics.py``, 
 ``sparse_reduction.py``, whose sparse ``sum`` entries the declaration takes.
 """
 
+import math
+
 from .. import _dtype as D
 from .._dispatch import call, defop, wrap
 from .._layout import strided
@@ -98,9 +100,16 @@ def keepdims(grad, shape, axes, keepdim):
 def _expand_kernel(be, g, shape, axes, keepdim):
     if not keepdim and axes is not None:
         g = g.reshape(keep_shape(shape, axes))
-    # a read-only broadcast view (torch's expand: stride 0, nothing written); a leaf's .grad
-    # never takes over a view (the engine copies it), as torch clones an expanded gradient
-    return be.xp.broadcast_to(g, shape)
+    if math.prod(shape) >= _VIEW_FROM:
+        # a read-only broadcast view (torch's expand: stride 0, nothing written); a leaf's .grad
+        # never takes over a view (the engine copies it), as torch clones an expanded gradient
+        return be.xp.broadcast_to(g, shape)
+    out = be.xp.empty(shape, g.dtype)  # small: a fresh array a leaf's .grad takes over as it is
+    out[...] = g
+    return out
+
+
+_VIEW_FROM = 1 << 16  # elements: below, writing the array costs less than the leaf's copy of a view
 
 
 _expand_op = defop(
