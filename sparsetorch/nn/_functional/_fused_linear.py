@@ -16,13 +16,12 @@ from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import defop, record_if_grad
 from ..._dtype import float32, float64
 from ..._layout import strided
-from ..._tensor import Tensor
+from ..._tensor import Tensor, wrap
 from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import GRAD_ENABLED
 
 __all__ = ["addmm_op", "lean"]
 
-_new = object.__new__
 _grad_enabled = GRAD_ENABLED.get
 
 
@@ -45,16 +44,7 @@ def _payloads(grad, t):
 
 
 def _out(data, like):
-    r = _new(Tensor)
-    r._data = data
-    r.dtype = like.dtype
-    r.device = CPU_DEVICE
-    r.layout = strided
-    r._rg = False
-    r.grad_fn = None
-    r._vc = None
-    r._extra = None
-    return r
+    return wrap(data, like.dtype, CPU_DEVICE, strided)
 
 
 def _grad_input(grad, weight):
