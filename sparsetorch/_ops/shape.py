@@ -313,7 +313,8 @@ swapdims = method(transpose, "swapdims")
 
 @method
 def t(input):
-    """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views)."""
+    """Transpose of a tensor with at most 2 dims (0-D and 1-D are returned as views). COO and CSR
+    input give a result of the same layout (torch gives CSC for CSR)."""
     if input.__class__ is Tensor and input.layout is strided and _profiler.ACTIVE is None \
             and input._data.ndim == 2:  # (issue 14: no dispatch)
         return _lean_view(_t_op, input, input._data.T, (0, 1))
