@@ -54,7 +54,34 @@ def _logcumsumexp_kernel(be, x, dim):
     xp = be.xp
     if x.ndim == 0:
         return x.copy()
+    if x.dtype.kind == "c":
+        return _complex_scan(be, x, dim, False)
     return xp.logaddexp.accumulate(x, axis=dim)
+
+
+def _complex_scan(be, a, dim, reverse):
+    """Cumulative complex log-add-exp along ``dim`` (NumPy's logaddexp is real-only), as torch
+    forms it: the term with the larger real part ``hi`` plus ``log1p(exp(lo - hi))``, so the first
+    term is kept as given (no 2*pi wrap of its imaginary part), and an infinite real part wins."""
+    xp = be.xp
+    a = xp.moveaxis(a, dim, 0)
+    out = xp.empty_like(a)
+    n = a.shape[0]
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    acc = None
+    with quiet(be):  # log(0), inf - inf: the cases below pick the answer
+        for k in order:
+            v = a[k]
+            if acc is None:
+                acc = v.copy()
+            else:
+                first = acc.real >= v.real
+                hi = xp.where(first, acc, v)
+                lo = xp.where(first, v, acc)
+                acc = xp.where(xp.isinf(hi.real) | xp.isnan(hi.real) | (lo.real == -xp.inf), hi,
+                               hi + xp.log1p(xp.exp(lo - hi)))
+            out[k] = acc
+    return xp.moveaxis(out, 0, dim)
 
 
 # The gradient pair: B(g, x, r)_i = sum_{j>=i} g_j exp(x_i - r_j) is logcumsumexp's backward;
@@ -76,6 +103,12 @@ def _signed_logsum(be, g, x, r, dim, reverse):
 
     if g.ndim == 0:
         return g * xp.exp(x - r)
+    if g.dtype.kind == "c" or x.dtype.kind == "c":  # complex: the log of g carries its sign
+        with quiet(be):
+            lg = xp.log(g.astype(xp.result_type(g, x, r)))
+            if reverse:
+                return xp.exp(_complex_scan(be, lg - r, dim, True) + x)
+            return xp.exp(_complex_scan(be, lg + x, dim, False) - r)
     return part(xp.maximum(g, 0)) - part(xp.maximum(-g, 0))
 
 

@@ -15,9 +15,7 @@ from tests.opdb import OP_DB
 torch = pytest.importorskip("torch")
 
 # rows whose complex gradients sparsetorch does not give yet (strict: a fix must remove them)
-XFAIL = {
-    "logcumsumexp": "no complex kernel (NumPy's logaddexp.accumulate is real-only; its backward works in log space)",
-}
+XFAIL = {}
 
 
 def _torch_fn(row):
@@ -329,3 +327,15 @@ def test_complex_svdvals_refuses_a_second_derivative():
     ta = torch.tensor(a.detach().numpy(), requires_grad=True)
     (tg,) = torch.autograd.grad(torch.linalg.svdvals(ta).sum(), ta)
     np.testing.assert_allclose(g.numpy(), tg.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_logcumsumexp_forward_matches_torch_on_edge_values(dt):
+    inf, nan = float("inf"), float("nan")
+    rows = [[1 + 2j, 3 - 1j, -2 + 0.5j, 1 + 4j], [-1000 + 1j, 0j, 1000 + 3j, 2j],
+            [complex(-inf, 0), 1 + 1j, complex(inf, 0), 2j], [complex(nan, 0), 1j, 2, 3]]
+    for dim in (0, 1):
+        ours = st.logcumsumexp(st.tensor(rows, dtype=getattr(st, dt)), dim)
+        ref = torch.logcumsumexp(torch.tensor(rows, dtype=getattr(torch, dt)), dim)
+        assert ours.dtype is getattr(st, dt)
+        np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
