@@ -57,13 +57,19 @@ def _fallback(fn):
     return run
 
 
-def bag_section(args, num, dim, bags, per_bag):
+def bag_inputs(num, dim, bags, per_bag):
+    """The table, zipf ids, bag offsets and an output gradient (seeded: the same every run)."""
     rng = np.random.default_rng(0)
     perm = rng.permutation(num)
     w0 = rng.standard_normal((num, dim)).astype(np.float32)
     ids0 = zipf_ids(rng, bags * per_bag, num, perm)
     off0 = np.arange(0, bags * per_bag, per_bag, dtype=np.int64)
     g0 = rng.standard_normal((bags, dim)).astype(np.float32)
+    return w0, ids0, off0, g0
+
+
+def bag_section(args, num, dim, bags, per_bag):
+    w0, ids0, off0, g0 = bag_inputs(num, dim, bags, per_bag)
     print(f"\ntable {num} x {dim}, {bags} bags x {per_bag} ids, {np.unique(ids0).size} distinct ids")
     W, ids, off, G = st.tensor(w0), st.tensor(ids0), st.tensor(off0), st.tensor(g0)
     Wg = st.tensor(w0, requires_grad=True)
@@ -114,12 +120,7 @@ def bag_section(args, num, dim, bags, per_bag):
 
 
 def bag_iterations(args, num, dim, bags, per_bag):
-    rng = np.random.default_rng(0)
-    perm = rng.permutation(num)
-    w0 = rng.standard_normal((num, dim)).astype(np.float32)
-    ids0 = zipf_ids(rng, bags * per_bag, num, perm)
-    off0 = np.arange(0, bags * per_bag, per_bag, dtype=np.int64)
-    g0 = rng.standard_normal((bags, dim)).astype(np.float32)
+    w0, ids0, off0, g0 = bag_inputs(num, dim, bags, per_bag)
     iteration_section(args, w0, ids0, g0, off0)
 
 

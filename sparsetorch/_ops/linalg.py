@@ -41,7 +41,6 @@ __all__ = [
 
 _BF16_NP = bfloat16.np
 _np_matmul = CPU.xp.matmul  # mm/bmm's CPU fast path (2-D/3-D products: always an array)
-_new = object.__new__
 _grad_enabled = GRAD_ENABLED.get
 
 
@@ -210,15 +209,7 @@ def _lean(op, input, mat2, nd):
             data = _np_matmul(a, _no_syrk(a, b) if sb[-1] == sa[-2] > 1023 else b)
     else:
         data = _matmul_kernel(CPU if dev is CPU_DEVICE else get_backend(dev), a, b)
-    t = _new(Tensor)
-    t._data = data
-    t.dtype = dt
-    t.device = dev
-    t.layout = strided
-    t._rg = False
-    t.grad_fn = None
-    t._vc = None
-    t._extra = None
+    t = wrap(data, dt, dev, strided)
     if input._rg or mat2._rg:
         record_if_grad(op, t, (input, mat2), ())
     return t
