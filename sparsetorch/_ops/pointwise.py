@@ -29,7 +29,8 @@ _BF16 = D.bfloat16
 _BOOL = D.bool
 _new = object.__new__
 _call_dense1 = _dispatch._call_dense1
-_np_where = CPU.xp.where
+_np_less_equal, _np_and = CPU.xp.less_equal, CPU.xp.bitwise_and
+_I32, _I64 = CPU.xp.int32, CPU.xp.int64
 
 # dtype rules
 SAME, FLOAT, BOOL, REAL = "same", "float", "bool", "real"
@@ -138,14 +139,19 @@ square = unary("square", lambda be, x: be.xp.square(x), lambda grad, input: grad
 def _relu_grad(grad, result):
     """torch's threshold_backward: 0 where ``result <= 0``, else ``grad`` (an inf gradient stays
     out of the zeroed places; a NaN result passes its gradient). In a plain backward over
-    float32/float64 CPU payloads of one shape, one ``where`` on the payloads (issue 14)."""
+    float32/float64 CPU payloads of one shape, a bit mask on the payloads (issue 14): ``where``
+    on a random sign pattern branches per element (128 x 64: ~40 us against ~4)."""
     dt = grad.dtype
     if (dt is D.float32 or dt is D.float64) and result.dtype is dt and not _grad_enabled() \
             and grad.layout is strided and result.layout is strided \
             and grad.device is CPU_DEVICE and result.device is CPU_DEVICE \
             and _profiler.ACTIVE is None and grad._data.shape == result._data.shape != ():
-        return _dispatch.wrap(_np_where(result._data <= 0, dt.np.type(0), grad._data), dt, CPU_DEVICE,
-                              strided)
+        ity = _I32 if dt is D.float32 else _I64
+        # 0 where result <= 0 (True - 1), all bits set elsewhere (NaN compares False: kept)
+        m = _np_less_equal(result._data, 0).astype(ity)
+        m -= 1
+        _np_and(m, grad._data.view(ity), out=m)
+        return _dispatch.wrap(m.view(dt.np), dt, CPU_DEVICE, strided)
     if grad.layout is strided and result.layout is strided:
         return where(result <= 0, 0.0, grad)
     return grad * (result > 0)  # sparse: the stored pattern (relu maps 0 to 0)

@@ -320,3 +320,25 @@ def test_squeeze_t_and_relu_nodes_are_torchs():
             y = lib.tensor([-1.0, 2.0, float("nan"), 0.0], dtype=dt, requires_grad=True)
             lib.relu(y).backward(lib.tensor([float("inf"), 1.0, 5.0, 7.0], dtype=dt))
             assert y.grad.tolist() == [0.0, 1.0, 5.0, 0.0]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_relu_backward_bit_mask_is_threshold_backward(dt):
+    """ReluBackward0's payload path (a bit mask, issue 14) gives torch's threshold_backward bit for
+    bit: a transposed (non-contiguous) incoming gradient, NaN/inf gradients in zeroed and kept
+    places, -0.0 and NaN results, and a gradient that must not be written to."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 9)).astype(dt)
+    a[0, :4] = [np.nan, -0.0, 0.0, np.inf]
+    g = rng.standard_normal((9, 6)).astype(dt)
+    g[:3, 0] = [np.inf, np.nan, -np.inf]
+    g[5, 1] = np.nan
+    got = []
+    for lib in (st, torch):
+        x = lib.from_numpy(a.copy()).requires_grad_()
+        gl = lib.from_numpy(g.copy())
+        lib.nn.functional.relu(x * 1).backward(gl.t())
+        assert gl.numpy().tobytes() == g.tobytes()  # the caller's gradient is untouched
+        got.append(x.grad.numpy())
+    assert got[0].dtype == got[1].dtype
+    assert got[0].tobytes() == got[1].tobytes()
