@@ -95,6 +95,17 @@ class Generator:
         r = self._bg.random_raw(2 * n)
         return (r[0::2] << np.uint64(32)) | r[1::2]
 
+    def _engine_words(self):
+        """The engine's live state as 625 uint32 words (NumPy's ``mt19937_state``: the 624 key
+        words, then the index of the next one), for a kernel that draws the raw stream in place
+        (``nn/_kernels/dropout.py``); valid until the generator is next seeded or set. Marks
+        the generator as drawn from."""
+        import ctypes
+
+        self._fresh = False
+        buf = (ctypes.c_uint32 * 625).from_address(self._bg.ctypes.state_address)
+        return np.ctypeslib.as_array(buf)
+
     # ---- seeding ----
 
     def manual_seed(self, seed):

@@ -25,6 +25,7 @@ from ..._tensor import Tensor
 from .activation import softmax
 from .attention_core import _fits, attention_core
 from .conv import pad
+from .fused_dropout import usable as usable_dropout
 from .linear import dropout
 from .sparse_attention import sddmm, spmm
 
@@ -108,11 +109,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             rows_ok = None
         else:  # fully masked rows: a zero bias there, then zero weights (torch gives zeros)
             attn_mask = attn_mask.masked_fill(rows_ok.logical_not(), 0.0)
-    if dropout_p == 0.0 and query.dtype in _FUSED_DTYPES and \
+    if (dropout_p == 0.0 or usable_dropout(query, dropout_p)) and \
+            query.dtype in _FUSED_DTYPES and \
             query.shape[:-2] == key.shape[:-2] == value.shape[:-2] and \
             (attn_mask is None or not attn_mask.requires_grad):
         keep = None if rows_ok is None else rows_ok.to(query.dtype)
-        return attention_core(query, key, value, attn_mask, keep, sc)
+        return attention_core(query, key, value, attn_mask, keep, sc, dropout_p=dropout_p)
     scores = _ops.matmul(query * sc, key.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask

@@ -13,6 +13,7 @@ from ..._dispatch import wrap
 from ..._layout import strided
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
+from .fused_dropout import draw_into, undrop_
 
 __all__ = ["attention_core"]
 
@@ -68,11 +69,17 @@ def _probs(xp, q, k, bias, keep, scale, nan_rows=False):
 
 class _AttentionCore(Function):
     @staticmethod
-    def forward(ctx, q, k, v, bias, keep, scale, need_probs, nan_rows):
-        xp = get_backend(q.device).xp
+    def forward(ctx, q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p):
+        be = get_backend(q.device)
+        xp = be.xp
         p = _probs(xp, q._data, k._data, None if bias is None else bias._data,
                    None if keep is None else keep._data, scale, nan_rows)
-        out = xp.matmul(p, v._data)
+        ctx.drop = None
+        if dropout_p:  # torch's dropout of the weights (its stream, in their order), one pass
+            pd = xp.empty_like(p)
+            ctx.drop = draw_into(be, p, pd, dropout_p)
+            ctx.pd = pd
+        out = xp.matmul(p if ctx.drop is None else pd, v._data)
         ctx.scale = scale
         ctx.p = p
         ctx.save_for_backward(q, k, v, bias, keep)
@@ -86,7 +93,8 @@ class _AttentionCore(Function):
     def backward(ctx, grad, grad_p=None):
         q, k, v, bias, keep = ctx.saved_tensors
         scale = ctx.scale
-        nones = (None,) * 5
+        drop = ctx.drop
+        nones = (None,) * 6
         if grad is None and grad_p is None:
             return (None, None, None) + nones
         if is_grad_enabled():  # create_graph: differentiable recomputation
@@ -96,8 +104,15 @@ class _AttentionCore(Function):
             p = _ops.softmax(s, -1)
             if keep is not None:
                 p = p * keep
-            gv = None if grad is None else _ops.matmul(p.transpose(-2, -1), grad)
+            pd = mt = p
+            if drop is not None:
+                mt = wrap(drop.keep.astype(drop.scale.dtype) * drop.scale, q.dtype, q.device,
+                          strided)
+                pd = p * mt
+            gv = None if grad is None else _ops.matmul(pd.transpose(-2, -1), grad)
             gp = None if grad is None else _ops.matmul(grad, v.transpose(-2, -1))
+            if gp is not None and drop is not None:
+                gp = gp * mt
             if grad_p is not None:
                 gp = grad_p if gp is None else gp + grad_p
             gs = p * (gp - (gp * p).sum(-1, keepdim=True))
@@ -109,8 +124,11 @@ class _AttentionCore(Function):
         gv = None
         if grad is not None:
             g = grad._data
-            gv = wrap(xp.matmul(xp.swapaxes(p, -1, -2), g), dt, dev, strided)
+            pd = p if drop is None else ctx.pd
+            gv = wrap(xp.matmul(xp.swapaxes(pd, -1, -2), g), dt, dev, strided)
             gs = xp.matmul(g, xp.swapaxes(v._data, -1, -2))
+            if drop is not None:
+                undrop_(get_backend(dev), gs, drop)
             if grad_p is not None:
                 gs += grad_p._data
         else:
@@ -124,10 +142,12 @@ class _AttentionCore(Function):
         return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided), gv) + nones
 
 
-def attention_core(q, k, v, bias, keep, scale, need_probs=False, nan_rows=False):
+def attention_core(q, k, v, bias, keep, scale, need_probs=False, nan_rows=False, dropout_p=0.0):
     """``softmax(q k^T * scale + bias) * keep @ v``; ``bias`` float (broadcast to the scores) or
     None, ``keep`` a 0/1 float multiplier of the weights (fully masked rows) or None. Neither
     ``bias`` nor ``keep`` gets a gradient (the caller checks they do not require one).
     ``need_probs``: also return the weights (differentiable). ``nan_rows``: a row whose scores
-    are all -inf gives NaN weights (an explicit softmax's result) instead of zeros."""
-    return _AttentionCore.apply(q, k, v, bias, keep, scale, need_probs, nan_rows)
+    are all -inf gives NaN weights (an explicit softmax's result) instead of zeros.
+    ``dropout_p``: dropout of the weights before the product with ``v`` (not with
+    ``need_probs``; ``fused_dropout.usable`` must hold)."""
+    return _AttentionCore.apply(q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p)

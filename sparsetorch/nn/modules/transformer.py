@@ -13,6 +13,7 @@ from ..._dtype import bool as _bool
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from .. import init
+from .._functional.fused_dropout import dropout_fused, usable
 from .._functional.fused_norm import layer_norm_last, use_fused
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -58,6 +59,17 @@ def _norm(mod, x):
     """``mod(x)``; a plain LayerNorm runs as one fused op (same values, fewer passes)."""
     if use_fused(mod, x):
         return layer_norm_last(x, mod.weight, mod.bias, mod.eps)
+    return mod(x)
+
+
+def _drop(mod, x, attn=None):
+    """``mod(x)``; a plain training-mode Dropout runs as one fused pass (same values and draws).
+    ``attn``: the MultiheadAttention whose output ``x`` is; batch-first, torch holds it as a
+    transposed view of (T, N, E) and draws its mask in that order, so the draws follow it."""
+    if type(mod) is Dropout and mod.training and not mod.inplace and not mod._forward_hooks \
+            and not mod._forward_pre_hooks and usable(x, mod.p):
+        order = (1, 0, 2) if attn is not None and attn.batch_first and x.ndim == 3 else None
+        return dropout_fused(x, mod.p, order)
     return mod(x)
 
 
@@ -144,12 +156,12 @@ class TransformerEncoderLayer(Module):
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        return _drop(self.dropout1, x, self.self_attn)
 
     def _ff_block(self, x):
         shape = x.shape  # rows flattened: 2-D GEMMs and 2-D weight gradients (same values)
-        x = self.linear2(self.dropout(self.activation(self.linear1(x.reshape(-1, shape[-1])))))
-        return self.dropout2(x.view(tuple(shape[:-1]) + (x.shape[-1],)))
+        x = self.linear2(_drop(self.dropout, self.activation(self.linear1(x.reshape(-1, shape[-1])))))
+        return _drop(self.dropout2, x.view(tuple(shape[:-1]) + (x.shape[-1],)))
 
 
 class TransformerDecoderLayer(Module):
@@ -201,18 +213,18 @@ class TransformerDecoderLayer(Module):
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        return _drop(self.dropout1, x, self.self_attn)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
                                 key_padding_mask=key_padding_mask, is_causal=is_causal,
                                 need_weights=False)[0]
-        return self.dropout2(x)
+        return _drop(self.dropout2, x, self.multihead_attn)
 
     def _ff_block(self, x):
         shape = x.shape
-        x = self.linear2(self.dropout(self.activation(self.linear1(x.reshape(-1, shape[-1])))))
-        return self.dropout3(x.view(tuple(shape[:-1]) + (x.shape[-1],)))
+        x = self.linear2(_drop(self.dropout, self.activation(self.linear1(x.reshape(-1, shape[-1])))))
+        return _drop(self.dropout3, x.view(tuple(shape[:-1]) + (x.shape[-1],)))
 
 
 class TransformerEncoder(Module):
