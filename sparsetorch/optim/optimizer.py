@@ -28,7 +28,7 @@ from .._dtype import float32
 from .._layout import strided
 from .._tensor import Tensor
 from ..autograd import grad_mode as _gm
-from . import _kernels, _sparse
+from . import _sparse, _warm
 
 __all__ = ["Optimizer", "required"]
 
@@ -86,8 +86,8 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
-        # the cached numba row kernels for these dtypes load now, not in the first step
-        _kernels.warm(type(self), {p.dtype.np for g in self.param_groups for p in g["params"]
+        # the cached numba kernels of the first steps load now, and the collector settles
+        _warm.prepare(type(self), {p.dtype.np for g in self.param_groups for p in g["params"]
                                    if p.device.type == "cpu"})
 
     def __getstate__(self):
