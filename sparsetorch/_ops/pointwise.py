@@ -15,8 +15,10 @@ from .._dispatch import call, defop, record_if_grad
 from .._layout import strided
 from .._tensor import Tensor
 from .._variants import declare, method
+from ..dense import _par_pointwise as _par
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
+from ..autograd._tape import OpNode as _OpNode, SavedResult as _SavedResult
 from . import sparse_elementwise as _sp
 from .sparse_values import dense_result_error, values_kernels
 from ._util import check_tensor, check_tensor_or_number, is_scalar, with_out
@@ -158,6 +160,33 @@ def _relu_grad(grad, result):
 
 
 relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), _relu_grad, SAME, True, inplace=True)
+
+
+def _relu_apply(node, grad_outputs):
+    """ReluBackward0 in a plain backward of float32/float64 CPU payloads: the bit mask of
+    ``_relu_grad`` on the saved result's payload, without the saved result's tensor and the
+    formula's argument list (issue 14). Otherwise the formula runs (graph building, profiling)."""
+    grad = grad_outputs[0]
+    saved = node.saved
+    if node._released or grad is None or grad.__class__ is not Tensor or len(saved) != 1 \
+            or saved[0].__class__ is not _SavedResult or _grad_enabled() or _profiler.ACTIVE is not None:
+        return _OpNode.apply(node, grad_outputs)
+    s = saved[0]
+    dt = grad.dtype
+    g = grad._data
+    if (dt is not D.float32 and dt is not D.float64) or s.dtype is not dt or grad.layout is not strided \
+            or s.layout is not strided or grad.device is not CPU_DEVICE or s.device is not CPU_DEVICE \
+            or g.shape != s.data.shape or g.shape == () or s.vc[0] != s.version:
+        return _OpNode.apply(node, grad_outputs)  # (a modified result: the formula's error)
+    ity = _I32 if dt is D.float32 else _I64
+    m = _np_less_equal(s.data, 0).astype(ity)
+    m -= 1
+    _np_and(m, g.view(ity), out=m)
+    return [_dispatch.wrap(m.view(dt.np), dt, CPU_DEVICE, strided)]
+
+
+relu.op.node_cls = type(relu.op.node_cls.__name__, (relu.op.node_cls,),
+                        {"__slots__": (), "apply": _relu_apply})
 ceil = unary("ceil", lambda be, x: be.xp.ceil(x), _zeros_grad, SAME, True, inplace=True)
 floor = unary("floor", lambda be, x: be.xp.floor(x), _zeros_grad, SAME, True, inplace=True)
 trunc = unary("trunc", lambda be, x: be.xp.trunc(x), _zeros_grad, SAME, True, inplace=True)
@@ -543,6 +572,8 @@ def make_binary(op, rule, doc, ufunc_name=None):
     kernel = op.strided
     fast = rule in (PROMOTE, TRUE_DIV, COMPARE)  # a same-float-dtype result rule is trivial
     cpu_ufunc = getattr(CPU.xp, ufunc_name) if ufunc_name else None
+    # from this many elements add/sub/mul/div may run on the thread policy's count (issue 14)
+    par_min = _par.MIN_SIZE if ufunc_name in _par.OPS else 1 << 62
     compare = rule is COMPARE
     name = op.name
     bool_ok = name == "mul"  # a bool tensor operand promotes to the float dtype unchanged
@@ -568,7 +599,9 @@ def make_binary(op, rule, doc, ufunc_name=None):
                     dev = input.device
                     try:
                         if dev is CPU_DEVICE and cpu_ufunc is not None:
-                            data = cpu_ufunc(input._data, b)
+                            a = input._data
+                            if a.size < par_min or (data := _par.binary(ufunc_name, a, b)) is None:
+                                data = cpu_ufunc(a, b)
                         else:
                             data = kernel(_dispatch.get_backend(dev), input._data, b)
                     except (ValueError, TypeError) as e:

@@ -18,6 +18,7 @@ from ..._dtype import float32, float64
 from ..._layout import strided
 from ..._tensor import Tensor, wrap
 from ...autograd import profiler as _profiler
+from ...autograd._tape import OpNode as _OpNode, SavedTensor as _Saved
 from ...autograd.grad_mode import GRAD_ENABLED
 
 __all__ = ["addmm_op", "lean"]
@@ -64,6 +65,7 @@ def _grad_weight(grad, input):
 
 
 _ONES = {}
+_GEMM_OWN, _GEMV_OWN = _blas.GEMM_OWN, _blas.GEMV_OWN
 
 
 def _grad_bias(grad):
@@ -86,6 +88,66 @@ def _grad_bias(grad):
 addmm_op = defop(
     "addmm", {(strided, strided, strided): _addmm_kernel}, inputs=("input", "weight", "bias"),
     grads={"input": _grad_input, "weight": _grad_weight, "bias": _grad_bias})
+
+
+def _saved_payload(node, k, dt):
+    """The payload of the saved input at ``k`` (a position in ``(grad, *saved)``), version-checked,
+    if it is a 2-D strided CPU tensor of dtype ``dt``; else None."""
+    v = node.saved[k - 1]
+    if v.__class__ is not _Saved:
+        return None
+    t = v.unpack(node)
+    if t.dtype is not dt or t.layout is not strided or t.device is not CPU_DEVICE \
+            or t._data.ndim != 2:
+        return None
+    return t._data
+
+
+def _addmm_apply(node, grad_outputs):
+    """AddmmBackward0 in a plain backward of a 2-D float32/float64 CPU gradient: the three
+    derivatives on the payloads in one call (issue 14: the per-formula argument lists, checks
+    and tensors of ``OpNode.apply`` cost ~3 us a node at batch 128). Otherwise (create_graph,
+    profiling, other layouts) the formulas run."""
+    grad = grad_outputs[0]
+    if node._released or grad is None or grad.__class__ is not Tensor or grad.layout is not strided \
+            or grad.device is not CPU_DEVICE or _grad_enabled() or _profiler.ACTIVE is not None:
+        return _OpNode.apply(node, grad_outputs)
+    dt = grad.dtype
+    g = grad._data
+    if (dt is not float32 and dt is not float64) or g.ndim != 2:
+        return _OpNode.apply(node, grad_outputs)
+    ci, cw, cb = node.calls
+    w = x = None
+    if ci is not None:
+        w = _saved_payload(node, ci[1][1], dt)
+        if w is None:
+            return _OpNode.apply(node, grad_outputs)
+    if cw is not None:
+        x = _saved_payload(node, cw[1][1], dt)
+        if x is None:
+            return _OpNode.apply(node, grad_outputs)
+    n, o = g.shape
+    no = n * o
+    out = [None, None, None]
+    if w is not None:  # (below OpenBLAS's own threshold, the dot without _blas.dot's call)
+        k = no * w.shape[1]
+        out[0] = wrap(g.dot(w) if k < _GEMM_OWN else _blas.dot(g, w, k), dt, CPU_DEVICE, strided)
+    if x is not None:
+        k = no * x.shape[1]
+        gt = g.T
+        out[1] = wrap(gt.dot(x) if k < _GEMM_OWN else _blas.dot(gt, x, k), dt, CPU_DEVICE, strided)
+    if cb is not None:
+        ones = _ONES.get((n, g.dtype))
+        if ones is None:
+            out[2] = _grad_bias(grad)
+        else:
+            out[2] = wrap(ones.dot(g) if no < _GEMV_OWN else _blas.dot(ones, g, no, _GEMV_OWN), dt,
+                          CPU_DEVICE, strided)
+    return out
+
+
+addmm_op.node_cls = type(addmm_op.node_cls.__name__, (addmm_op.node_cls,),
+                         {"__slots__": (), "apply": _addmm_apply})
 
 
 def lean(input, weight, bias):

@@ -15,6 +15,9 @@ from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import composite, defop, record_if_grad, wrap
 from ..._dtype import float32, float64
 from ..._layout import sparse_coo, sparse_csr, strided
+from ..._tensor import Tensor
+from ...autograd import profiler as _profiler
+from ...autograd._tape import OpNode as _OpNode, SavedTensor as _Saved
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
 from .activation import logsigmoid
@@ -228,6 +231,37 @@ bce_logits_op = defop(
     "binary_cross_entropy_with_logits", {(strided,) * 4: _bcel_kernel},
     inputs=("input", "target", "weight", "pos_weight"), params=("reduction",),
     grads={"input": _bcel_grad_input, "target": _bcel_grad_target})
+
+
+def _bcel_apply(node, grad_outputs):
+    """BinaryCrossEntropyWithLogitsBackward0 for the input alone, without weights, in a plain
+    backward on float32/float64 CPU tensors of one dtype: ``_bcel_grad_input``'s kernel call
+    without the formula's argument list and checks (issue 14). Otherwise the formulas run."""
+    grad = grad_outputs[0]
+    calls = node.calls
+    c = calls[0]
+    if node._released or grad is None or grad.__class__ is not Tensor or c is None \
+            or calls[1] is not None or is_grad_enabled() or _profiler.ACTIVE is not None:
+        return _OpNode.apply(node, grad_outputs)
+    saved = node.saved
+    _, i, j, k, m, r = c[1]
+    xs, ts = saved[i - 1], saved[j - 1]
+    if saved[k - 1] is not None or saved[m - 1] is not None or xs.__class__ is not _Saved \
+            or ts.__class__ is not _Saved:
+        return _OpNode.apply(node, grad_outputs)
+    x, t = xs.unpack(node), ts.unpack(node)
+    dt = x.dtype
+    if (dt is not float32 and dt is not float64) or t.dtype is not dt or grad.dtype is not dt \
+            or x.layout is not strided or t.layout is not strided or grad.layout is not strided \
+            or x.device is not CPU_DEVICE or t.device is not CPU_DEVICE \
+            or grad.device is not CPU_DEVICE:
+        return _OpNode.apply(node, grad_outputs)
+    d = _pk.bce_logits_backward(CPU, grad._data, x._data, t._data, None, None, saved[r - 1])
+    return [wrap(d, dt, CPU_DEVICE, strided), None, None, None]
+
+
+bce_logits_op.node_cls = type(bce_logits_op.node_cls.__name__, (bce_logits_op.node_cls,),
+                              {"__slots__": (), "apply": _bcel_apply})
 
 
 def lean_bce_logits(input, target, reduction):

@@ -1,0 +1,73 @@
+"""The plain-backward node paths of issue 14 (AddmmBackward0, ReluBackward0 and
+BinaryCrossEntropyWithLogitsBackward0 computing on payloads in one call) keep torch's values,
+the formulas' values under create_graph, in-place checks, retain_graph and hooks."""
+
+import numpy as np
+import pytest
+
+import sparsetorch as st
+
+torch = pytest.importorskip("torch")
+
+
+def _mlp(lib, a, w1, b1, w2, b2, y, rg_input):
+    x = lib.from_numpy(a.copy()).requires_grad_(rg_input)
+    ps = [lib.from_numpy(v.copy()).requires_grad_() for v in (w1, b1, w2, b2)]
+    h = lib.nn.functional.relu(lib.nn.functional.linear(x, ps[0], ps[1]))
+    logit = lib.nn.functional.linear(h, ps[2], ps[3]).squeeze(1)
+    loss = lib.nn.functional.binary_cross_entropy_with_logits(logit, lib.from_numpy(y))
+    return x, ps, loss
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("rg_input", [False, True])
+def test_plain_nodes_match_torch_and_formulas(dt, rg_input):
+    rng = np.random.default_rng(3)
+    arrs = [rng.standard_normal(s).astype(dt) for s in ((9, 5), (7, 5), (7,), (1, 7), (1,))]
+    y = (rng.random(9) < 0.4).astype(dt)
+    grads = {}
+    for name, lib, cg in (("st", st, False), ("st_cg", st, True), ("torch", torch, False)):
+        x, ps, loss = _mlp(lib, *arrs, y, rg_input)
+        names = []
+        f = loss.grad_fn
+        while f is not None:
+            names.append(type(f).__name__)
+            f = next((n for n, _ in f.next_functions if n is not None and "Accumulate" not in
+                      type(n).__name__), None)
+        loss.backward(create_graph=cg)
+        grads[name] = ([p.grad.detach().numpy() for p in ps]
+                       + ([x.grad.detach().numpy()] if rg_input else []), names)
+    assert grads["st"][1][:4] == grads["torch"][1][:4]  # (torch then adds TBackward0 of w1)
+    for a, b, c in zip(grads["st"][0], grads["st_cg"][0], grads["torch"][0]):
+        assert a.dtype == c.dtype == dt
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_plain_nodes_keep_inplace_checks_retain_graph_and_hooks():
+    x = st.randn(6, 4, requires_grad=True)
+    w = st.randn(3, 4, requires_grad=True)
+    b = st.randn(3, requires_grad=True)
+    y = st.nn.functional.linear(x, w, b)
+    with st.no_grad():
+        w.mul_(2)  # AddmmBackward0 saved w: its version moved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    r = st.nn.functional.relu(x * 1)
+    r.add_(1)  # ReluBackward0 saved its result
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        r.sum().backward()
+    # retain_graph: twice the gradient; without it, the second run raises
+    x.grad = None
+    seen = []
+    out = st.nn.functional.linear(st.nn.functional.relu(x), w, b)
+    out.grad_fn.register_hook(lambda gi, go: seen.append(len(gi)))
+    loss = st.nn.functional.binary_cross_entropy_with_logits(out, st.ones(6, 3))
+    loss.backward(retain_graph=True)
+    g1 = x.grad.clone()
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * g1.numpy(), rtol=1e-6)
+    assert seen == [3, 3]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
