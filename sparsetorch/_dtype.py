@@ -8,6 +8,10 @@ sparsetorch goes through :func:`promote_types` and :func:`result_type` below.
 import ml_dtypes
 import numpy as np
 
+# the prefix of dtype and layout reprs: "torch." while a program runs under sparsetorch.as_torch
+# (it imported torch, so it prints what torch prints: ``dtype=torch.float64``)
+NAMESPACE = ["sparsetorch."]
+
 __all__ = [
     "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "complex64", "complex128", "bfloat16", "half", "float", "double", "short", "int", "long", "cfloat",
@@ -36,7 +40,7 @@ class dtype:
         self.is_signed = self.np.kind != "u" and self.np.kind != "b"
 
     def __repr__(self):
-        return "sparsetorch." + self.name
+        return NAMESPACE[0] + self.name
 
     def __reduce__(self):  # pickle as the singleton
         return (_by_name, (self.name,))
@@ -229,12 +233,18 @@ class finfo:
     def __init__(self, type=None):
         type = type or _default[0]
         if not (type.is_floating_point or type.is_complex):
-            raise TypeError(f"finfo() requires a floating point input type, got {type}")
+            raise TypeError(f"{NAMESPACE[0]}finfo() requires a floating point input type. Use "
+                            f"{NAMESPACE[0]}iinfo to handle '{NAMESPACE[0]}finfo'")
         f = ml_dtypes.finfo(type.np) if type is bfloat16 else np.finfo(type.np)
         self.bits, self.eps, self.max, self.min = f.bits, _b.float(f.eps), _b.float(f.max), _b.float(f.min)
         self.tiny = self.smallest_normal = _b.float(f.tiny)
         self.resolution = 10.0 ** -_b.int(f.precision)  # torch's: a power of ten
         self.dtype = type.to_real().name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
 
 
 class iinfo:
@@ -243,7 +253,13 @@ class iinfo:
     Machine limits of an integer (or bool) dtype: ``bits, max, min, dtype``."""
 
     def __init__(self, type):
-        if type._cat != _INT and type is not bool:
-            raise TypeError(f"iinfo() requires an integer input type, got {type}")
-        f = np.iinfo(type.np) if type is not bool else np.iinfo(np.uint8)
+        if type is bool:
+            raise TypeError(f"{NAMESPACE[0]}bool is not supported by {NAMESPACE[0]}iinfo")
+        if type._cat != _INT:
+            raise TypeError(f"{NAMESPACE[0]}iinfo() requires an integer input type. Use "
+                            f"{NAMESPACE[0]}finfo to handle '{NAMESPACE[0]}iinfo'")
+        f = np.iinfo(type.np)
         self.bits, self.max, self.min, self.dtype = f.bits, _b.int(f.max), _b.int(f.min), type.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -1,5 +1,7 @@
 """layout objects: ``strided`` (dense), ``sparse_coo``, ``sparse_csr``."""
 
+from ._dtype import NAMESPACE
+
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr"]
 
 
@@ -13,7 +15,7 @@ class layout:
         self.name = name
 
     def __repr__(self):
-        return "sparsetorch." + self.name
+        return NAMESPACE[0] + self.name
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -17,6 +17,8 @@ import os
 import runpy
 import sys
 
+from . import _dtype
+
 __all__ = ["install", "uninstall", "main"]
 
 
@@ -48,6 +50,7 @@ def install():
     """Make ``import torch`` (and every ``torch.X``) resolve to sparsetorch in this process."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    _dtype.NAMESPACE[0] = "torch."  # dtypes and layouts print as torch's: dtype=torch.float64
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         del sys.modules[name]  # a real torch imported earlier is not mixed in
 
@@ -56,6 +59,7 @@ def uninstall():
     """Undo ``install()`` (the aliased modules leave ``sys.modules``)."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    _dtype.NAMESPACE[0] = "sparsetorch."
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         if getattr(sys.modules[name], "__name__", "").startswith("sparsetorch"):
             del sys.modules[name]

@@ -60,3 +60,31 @@ def test_usage_and_missing_script(tmp_path):
     assert r.returncode == 2 and "usage" in r.stdout
     r = _run(["nope.py"], tmp_path)
     assert r.returncode == 2 and "no such file: nope.py" in r.stderr
+
+
+PRINTS = textwrap.dedent("""
+    import torch
+    x = torch.ones(2, dtype=torch.float64)
+    print(x)
+    print(x.dtype, torch.int64, torch.sparse_coo, x.to_sparse().layout)
+    print(x.to_sparse())
+    print(torch.finfo(torch.float32), torch.finfo(torch.float16), torch.iinfo(torch.uint8))
+""")
+
+
+def test_printed_dtypes_and_layouts_are_torchs(tmp_path):
+    """The program imported torch: it prints ``dtype=torch.float64`` as torch does (the prefix
+    goes back to ``sparsetorch.`` at uninstall)."""
+    import pytest
+
+    torch = pytest.importorskip("torch")  # noqa: F841 - the oracle runs in its own process
+    (tmp_path / "p.py").write_text(PRINTS)
+    ours = _run(["p.py"], tmp_path)
+    theirs = subprocess.run([sys.executable, "p.py"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    assert ours.stdout == theirs.stdout
+    r = subprocess.run([sys.executable, "-c", "import sparsetorch, sparsetorch.as_torch as a; "
+                        "a.install(); a.uninstall(); print(sparsetorch.float32)"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "sparsetorch.float32"

@@ -136,3 +136,18 @@ def test_dtype_knows_torchs_names_of_it():
         with pytest.raises(RuntimeError) as e:
             torch.ones(2, 2).mm(torch.ones(2, 2, dtype=getattr(torch, name)))
         assert e.value.args[0].endswith(f"float != {getattr(st, name).cpp_name}")
+
+
+def test_finfo_iinfo_repr_and_refusals_match_torch():
+    torch = pytest.importorskip("torch")
+    for name in ("float16", "bfloat16", "float32", "float64", "complex64"):
+        assert repr(st.finfo(getattr(st, name))) == repr(torch.finfo(getattr(torch, name)))
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
+        assert repr(st.iinfo(getattr(st, name))) == repr(torch.iinfo(getattr(torch, name)))
+    assert repr(st.finfo()) == repr(torch.finfo())
+    for f, d in (("iinfo", "float32"), ("finfo", "int64"), ("finfo", "bool"), ("iinfo", "bool")):
+        with pytest.raises(TypeError) as theirs:
+            getattr(torch, f)(getattr(torch, d))
+        with pytest.raises(TypeError) as ours:
+            getattr(st, f)(getattr(st, d))
+        assert str(ours.value) == str(theirs.value).replace("torch.", "sparsetorch.")
