@@ -50,7 +50,7 @@ def test_dispatchers_found_through_python_wrappers():
         pytest.skip("numba switched off")
     names = {d.py_func.__name__ for d in _jit.dispatchers(k)}
     # bag_grad is a Python function choosing between kernels it holds in its closure
-    assert {"bag_sum", "bag_max", "unique_mark", "bag_grad_rows"} <= names
+    assert {"bag_sum", "bag_max", "bag_grad_1", "bag_grad_par"} <= names
     assert _jit.warm(k, "float32") >= 0  # loads what numba's cache holds for float32 tables
     assert _jit.warm(k, "float32") == 0  # once
     assert _jit.warm(None, "float32") == 0  # numba off or missing: nothing to do

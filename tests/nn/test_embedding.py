@@ -376,8 +376,10 @@ def test_sparse_linear_state_dict_round_trip():
 
 @pytest.mark.parametrize("scaled,weighted", [(False, False), (True, False), (False, True), (True, True)])
 def test_bag_grad_kernels_one_and_many_threads_agree(scaled, weighted):
-    """The numba table-gradient kernel: the one-thread scatter and the parallel counting-sort
-    path give the same rows and the same bits (each row summed in entry order), padding left out."""
+    """The numba table-gradient kernel: the one-thread and the parallel kernels give the same
+    rows and the same bits, each row summed from zero in entry order (a float32 reference summed
+    that way), padding left out; ids too wide to pack beside the bag (the argsort fallback) give
+    the same result as the radix sort of their ranks."""
     from sparsetorch._backend import CPU
     from sparsetorch.nn._kernels import embedding as K
 
@@ -392,24 +394,23 @@ def test_bag_grad_kernels_one_and_many_threads_agree(scaled, weighted):
     e = np.empty(0, np.float32)
     coef = rng.standard_normal(ids.size).astype(np.float32) if weighted else e
     scale = rng.uniform(1, 3, bags).astype(np.float32) if scaled else e
-    got = []
-    for T in (1, 2, 3):
-        slot = K.scratch(np, num)
-        got.append(k[2](ids, bounds, g, 7, coef, scale, slot, T))
-        assert (slot[0] == -1).all() and not slot[1].any()  # the scratch is handed back clean
-        K.release_scratch(num, slot)
-    ref = np.zeros((num, dim))
+    got = [k[2](ids, bounds, g, 7, coef, scale, num, T) for T in (1, 2, 3)]
+    ref = np.zeros((num, dim), np.float32)
     for b in range(bags):
+        gb = g[b] / scale[b] if scaled else g[b]
         for j in range(bounds[b], bounds[b + 1]):
             if ids[j] != 7:
-                c = coef[j] if weighted else 1.0
-                ref[ids[j]] += c * (g[b] / (scale[b] if scaled else 1.0))
+                ref[ids[j]] += coef[j] * gb if weighted else gb
     rows0, vals0 = got[0]
     np.testing.assert_array_equal(rows0, np.unique(ids[ids != 7]))
-    np.testing.assert_allclose(vals0, ref[rows0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(vals0, ref[rows0])
     for rows, vals in got[1:]:
         np.testing.assert_array_equal(rows, rows0)
         np.testing.assert_array_equal(vals, vals0)
+    wide = (ids * (2**55)) | 7  # ids of a (nominal) 2**61-row table: no room for the bag bits
+    rows, vals = k[2](wide, bounds, g, 7 * 2**55 | 7, coef, scale, 2**61, 1)
+    np.testing.assert_array_equal(rows, rows0 * 2**55 | 7)
+    np.testing.assert_array_equal(vals, vals0)
 
 
 def test_bag_sum_serial_twin_same_bits():

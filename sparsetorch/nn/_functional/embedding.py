@@ -320,18 +320,14 @@ def _bag_bwd_kernel(be, g, psw, ctx):
     coef = ctx.coef
     if k is not None:
         e = xp.empty(0, g.dtype)
-        slot = K.scratch(xp, ctx.num)
         work = ctx.ids.size * dim
         args = (ctx.ids, ctx.bounds, g, ctx.pad, e if coef is None else coef,
-                e if ctx.scale is None else ctx.scale, slot)
-        try:
-            if work < _jit.PAR_MIN_WORK:  # serial kernels: no thread-count switch needed
-                rows, vals = k[2](*args, 1)
-            else:
-                with _jit.limit(work):
-                    rows, vals = k[2](*args, K.num_threads())
-        finally:
-            K.release_scratch(ctx.num, slot)
+                e if ctx.scale is None else ctx.scale, ctx.num)
+        if work < _jit.PAR_MIN_WORK:  # the serial kernel: no thread-count switch needed
+            rows, vals = k[2](*args, 1)
+        else:
+            with _jit.limit(work):
+                rows, vals = k[2](*args, K.num_threads())
     elif ctx.sparse and be.name != "cpu":
         rows, vals = _bag_grad_rows(be, g, ctx)
         return COO(rows.reshape(1, -1), vals, shape, rows.size <= 1)

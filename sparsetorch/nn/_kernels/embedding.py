@@ -5,27 +5,23 @@
   weights each bag is one call of the ``gather_sum`` intrinsic (``_gather.py``: the sum held in
   vector registers, 0.5x the time of the loop below, which weighted bags still use).
 - ``bag_grad``: the *coalesced* sparse gradient of the table straight from the output gradient
-  ``G`` (no repeat + sort): unique ids by "mark and scan" over a bitmap of the table's rows
-  (an int32 scratch array the size of the table maps each id to its output row), then on one
-  thread a single scatter pass, on several a counting sort by output row and rows summed in
-  parallel (no atomics, deterministic: each row is summed in entry order either way).
+  ``G``: the entries grouped by id with a stable radix sort of ``id << bits | bag`` keys (no
+  array the size of the table), then each distinct row summed by the ``gather_sum`` intrinsic
+  in entry order from zero (on several threads the rows split among them: no atomics, the same
+  bits).
 
 Built on first use (``cache=True``, through ``sparsetorch._jit``), CPU backend only, and only
 when numba imports and the numba switch (``sparsetorch._jit.use_numba``) is on. The thread count
 is passed in (``numba.get_num_threads()`` inside a kernel makes it uncacheable).
 """
 
-import threading
-
 from ... import _jit
 
-__all__ = ["aligned_empty", "kernels", "num_threads", "release_scratch", "scratch"]
+__all__ = ["aligned_empty", "kernels", "num_threads"]
 
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
 gather_sum = None  # set by _build: the numba gather-sum intrinsic (see _gather.py)
-trailing_zeros = None  # set by _build: numba's count-trailing-zeros intrinsic
-_SCRATCH = {}  # table size -> int32 array of -1 (the "mark" array), checked out while in use
-_LOCK = threading.Lock()
+bag_group = bag_scaled = bag_group_sum = None  # set by _build: helpers of the bag_grad kernels
 
 
 def kernels(be):
@@ -37,16 +33,6 @@ def num_threads():
     import numba
 
     return numba.get_num_threads()
-
-
-def scratch(xp, n):
-    """``(slot, bits)`` for a table of ``n`` rows: an int32 array of ``n`` entries, all -1, and a
-    uint64 bitmap of ``ceil(n / 64)`` zero words (returned by ``release_scratch`` in that state)."""
-    with _LOCK:
-        s = _SCRATCH.pop(n, None)
-    if s is None:
-        s = (xp.full(n, -1, dtype=xp.int32), xp.zeros((n + 63) // 64, dtype=xp.uint64))
-    return s
 
 
 def aligned_empty(xp, shape, dtype, align=64):
@@ -62,11 +48,6 @@ def aligned_empty(xp, shape, dtype, align=64):
     return buf[k:k + n * dtype.itemsize].view(dtype).reshape(shape)
 
 
-def release_scratch(n, s):
-    with _LOCK:
-        _SCRATCH[n] = s
-
-
 def _build():
     try:
         import numpy as np
@@ -77,10 +58,9 @@ def _build():
         return False
     # a module global, not a closure variable: numba keys its cache on the closure variables'
     # pickles, and an intrinsic's differs per process (the kernel would recompile every time)
-    global gather_sum, prefetch, trailing_zeros
+    global gather_sum, prefetch, bag_group, bag_scaled, bag_group_sum
     prefetch = _prefetch.prefetch
     gather_sum = _gather.gather_sum
-    from numba.cpython.unsafe.numbers import trailing_zeros
 
     PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
 
@@ -209,136 +189,158 @@ def _build():
         return out, arg
 
     @njit(cache=True)
-    def unique_mark(ids, pad, slot, bits):
-        """Sorted distinct ids (``pad`` left out); ``slot[id]`` = its output row. The ids are
-        marked in a bitmap (one bit per table row), whose words are scanned: a 100k-row table
-        costs 1.6k words (the int32 scan of every row took 37 us per call at batch 128)."""
-        one = np.uint64(1)
-        for j in range(ids.size):
-            i = ids[j]
-            if i != pad:
-                bits[i >> 6] |= one << np.uint64(i & 63)
-        U = 0
-        uniq = np.empty(ids.size, np.int64)
-        for w in range(bits.size):
-            x = bits[w]
-            if x != 0:
-                bits[w] = 0
-                while x != 0:
-                    i = w * 64 + np.int64(trailing_zeros(x))
-                    slot[i] = U
-                    uniq[U] = i
-                    U += 1
-                    x &= x - one
-        return uniq[:U]
-
-    # bag_grad takes unique_mark's result as an argument instead of calling it: a cache=True
-    # kernel that calls another closure-defined kernel never matches numba's cache index, so it
-    # was recompiled (10 s) in every new process
-    @njit(parallel=True, cache=True)
-    def bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq):
-        """The values of the coalesced gradient of the table (its rows: ``uniq``, sorted): row
-        ids[j] receives coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones). A counting sort groups
-        the entries by output row (stable: each row is summed in entry order), then the rows
-        are summed in parallel, each by one thread (no atomics, deterministic)."""
+    def bag_group(ids, bounds, pad, num, by_entry):
+        """The entries of the bags grouped by id, for the table's gradient: ``(uniq, start,
+        src, bag)``: the sorted distinct ids (``pad`` left out), group ``u`` is
+        ``src[start[u]:start[u + 1]]``, each entry's bag (``by_entry``: its position ``j - lo``
+        instead, whose bag is ``bag[j - lo]``; else ``bag`` is empty), in entry order within a
+        group. A stable LSD radix sort of keys ``id << bits | payload`` over the id's bits only
+        (digits of at most 11 bits): no array the size of the table (a bitmap of its rows and
+        an int32 map of them cost misses in a cold cache, and a clearing pass per call)."""
         B = bounds.size - 1
-        D = G.shape[1]
-        U = uniq.size
         lo = bounds[0]
         hi = bounds[B]
-        bag = np.empty(hi - lo, np.int64)
+        m = hi - lo
+        lb = 1
+        while (1 << lb) < (m if by_entry else B):
+            lb += 1
+        ib = 1
+        while (1 << ib) < num:
+            ib += 1
+        bag = np.empty(m if by_entry else 0, np.int64)
+        keys = np.empty(m, np.int64)
+        k = 0
         for b in range(B):
-            for j in range(bounds[b], bounds[b + 1]):
-                bag[j - lo] = b
-        start = np.zeros(U + 1, np.int64)
-        for j in range(lo, hi):
-            i = ids[j]
-            if i != pad:
-                start[slot[i] + 1] += 1
-        for u in range(U):
-            start[u + 1] += start[u]
-        pos = start[:U].copy()
-        order = np.empty(start[U], np.int64)
-        for j in range(lo, hi):
-            i = ids[j]
-            if i != pad:
-                s = slot[i]
-                order[pos[s]] = j
-                pos[s] += 1
-        out = np.zeros((U, D), G.dtype)
-        has_c = coef.size > 0
-        has_s = scale.size > 0
-        for u in prange(U):
-            o = out[u]
-            for k in range(start[u], start[u + 1]):
-                j = order[k]
-                b = bag[j - lo]
-                g = G[b]
-                if has_s:
-                    q = scale[b]
-                    if has_c:
-                        c = coef[j]
-                        for d in range(D):
-                            o[d] += c * (g[d] / q)
-                    else:
-                        for d in range(D):
-                            o[d] += g[d] / q
-                elif has_c:
-                    c = coef[j]
-                    for d in range(D):
-                        o[d] += c * g[d]
-                else:
-                    for d in range(D):
-                        o[d] += g[d]
-        for k in range(U):
-            slot[uniq[k]] = -1
-        return out
-
-    @njit(cache=True)
-    def bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq):
-        """bag_grad_rows on one thread: one pass over the entries adding each into its output
-        row (rows summed in entry order, as bag_grad_rows: the same bits), no counting sort."""
-        B = bounds.size - 1
-        D = G.shape[1]
-        U = uniq.size
-        out = np.zeros((U, D), G.dtype)
-        has_c = coef.size > 0
-        has_s = scale.size > 0
-        for b in range(B):
-            g = G[b]
-            q = scale[b] if has_s else G.dtype.type(1)
             for j in range(bounds[b], bounds[b + 1]):
                 i = ids[j]
-                if i == pad:
-                    continue
-                o = out[slot[i]]
-                if has_s:
-                    if has_c:
-                        c = coef[j]
-                        for d in range(D):
-                            o[d] += c * (g[d] / q)
-                    else:
-                        for d in range(D):
-                            o[d] += g[d] / q
-                elif has_c:
-                    c = coef[j]
-                    for d in range(D):
-                        o[d] += c * g[d]
-                else:
-                    for d in range(D):
-                        o[d] += g[d]
-        for k in range(U):
-            slot[uniq[k]] = -1
+                if by_entry:
+                    bag[j - lo] = b
+                if i != pad:
+                    keys[k] = (i << lb) | ((j - lo) if by_entry else b)
+                    k += 1
+        keys = keys[:k]
+        other = np.empty(k, np.int64)
+        uniq = np.empty(k, np.int64)
+        start = np.empty(k + 1, np.int64)
+        U = 0
+        if ib + lb <= 62:
+            passes = (ib + 10) // 11 if k > 4096 else (ib + 7) // 8
+            db = (ib + passes - 1) // passes
+            nb = 1 << db
+            mask = nb - 1
+            cnt = np.empty(nb, np.int64)
+            src = keys
+            dst = other
+            for p in range(passes):
+                sh = lb + p * db
+                cnt[:] = 0
+                for q in range(k):
+                    cnt[(src[q] >> sh) & mask] += 1
+                t = 0
+                for d in range(nb):
+                    c = cnt[d]
+                    cnt[d] = t
+                    t += c
+                for q in range(k):
+                    x = src[q]
+                    d = (x >> sh) & mask
+                    dst[cnt[d]] = x
+                    cnt[d] += 1
+                src, dst = dst, src
+            pm = (1 << lb) - 1
+            prev = -1
+            for q in range(k):  # dst[q] is read (as src) no more once written
+                x = src[q]
+                i = x >> lb
+                if i != prev:
+                    uniq[U] = i
+                    start[U] = q
+                    U += 1
+                    prev = i
+                dst[q] = x & pm
+            start[U] = k
+            return uniq[:U], start[:U + 1], dst, bag
+        # ids too wide to pack beside the payload: a stable argsort of the ids
+        iv = np.empty(k, np.int64)
+        k = 0
+        for b in range(B):
+            for j in range(bounds[b], bounds[b + 1]):
+                i = ids[j]
+                if i != pad:
+                    iv[k] = i
+                    other[k] = (j - lo) if by_entry else b
+                    k += 1
+        order = np.argsort(iv, kind="mergesort")
+        prev = -1
+        for q in range(k):
+            i = iv[order[q]]
+            if q == 0 or i != prev:
+                uniq[U] = i
+                start[U] = q
+                U += 1
+                prev = i
+            keys[q] = other[order[q]]
+        start[U] = k
+        return uniq[:U], start[:U + 1], keys, bag
+
+    @njit(cache=True)
+    def bag_scaled(G, scale):
+        """``G / scale[:, None]`` (the bits of dividing each entry's row by its bag's divisor)."""
+        B, D = G.shape
+        out = np.empty((B, D), G.dtype)
+        for b in range(B):
+            q = scale[b]
+            for d in range(D):
+                out[b, d] = G[b, d] / q
         return out
 
-    def bag_grad(ids, bounds, G, pad, coef, scale, scratch, T):
-        slot, bits = scratch
-        uniq = unique_mark(ids, pad, slot, bits)
-        # (the kernels return only the values: numba boxes every array a kernel returns, with a
-        # _numba_unpickle call for its type, ~0.12 us each; uniq is already here)
-        if T <= 1:  # measured 1.9 vs 2.4 ms (1M x 64 table, 4096 bags of 20 zipf ids)
-            return uniq, bag_grad_scatter(ids, bounds, G, pad, coef, scale, slot, uniq)
-        return uniq, bag_grad_rows(ids, bounds, G, pad, coef, scale, slot, T, uniq)
+    @njit(cache=True, inline="always")
+    def bag_group_sum(G, coef, lo, start, src, bag, out, u):
+        """``out[u]``: the group's rows of G summed from zero in entry order (the register-held
+        gather-sum), each times ``coef[j]`` when coef is given (src then holds entries)."""
+        if coef.size == 0:
+            gather_sum(G, src, start[u], start[u + 1], -1, out, u)
+            return
+        o = out[u]
+        o[:] = 0
+        for q in range(start[u], start[u + 1]):
+            j = src[q]
+            c = coef[j + lo]
+            g = G[bag[j]]
+            for d in range(o.size):
+                o[d] += c * g[d]
+
+    @njit(parallel=True, cache=True)
+    def bag_grad_par(ids, bounds, G, pad, coef, scale, num):
+        """The coalesced gradient of the table: ``(rows, values)``; row ids[j] receives
+        coef[j] * (G[b] / scale[b]) (coef, scale may be empty: ones). Entries grouped by
+        bag_group (serial), the rows summed in parallel, each by one thread in entry order (no
+        atomics: the bits of the serial kernel)."""
+        Gs = bag_scaled(G, scale) if scale.size > 0 else G
+        uniq, start, src, bag = bag_group(ids, bounds, pad, num, coef.size > 0)
+        U = uniq.size
+        out = np.empty((U, G.shape[1]), G.dtype)
+        lo = bounds[0]
+        for u in prange(U):
+            bag_group_sum(Gs, coef, lo, start, src, bag, out, u)
+        return uniq, out
+
+    @njit(cache=True)
+    def bag_grad_1(ids, bounds, G, pad, coef, scale, num):
+        """bag_grad_par on the calling thread."""
+        Gs = bag_scaled(G, scale) if scale.size > 0 else G
+        uniq, start, src, bag = bag_group(ids, bounds, pad, num, coef.size > 0)
+        U = uniq.size
+        out = np.empty((U, G.shape[1]), G.dtype)
+        lo = bounds[0]
+        for u in range(U):
+            bag_group_sum(Gs, coef, lo, start, src, bag, out, u)
+        return uniq, out
+
+    def bag_grad(ids, bounds, G, pad, coef, scale, num, T):
+        if T <= 1:
+            return bag_grad_1(ids, bounds, G, pad, coef, scale, num)
+        return bag_grad_par(ids, bounds, G, pad, coef, scale, num)
 
     @njit(cache=True)
     def bag_prep(ids, offsets, last, pad, mode, proto):
