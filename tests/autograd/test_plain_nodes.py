@@ -71,3 +71,38 @@ def test_plain_nodes_keep_inplace_checks_retain_graph_and_hooks():
     assert seen == [3, 3]
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["bmm_tt", "bmm", "mm_t", "mm"])
+def test_mm_bmm_plain_node_layout_and_values(dt, kind):
+    """MmBackward0/BmmBackward0's plain path: mat2's gradient in mat2's memory order when mat2 is
+    a transposed view (the transpose's backward then gives a contiguous array); values as torch's
+    and as the create_graph formulas'."""
+    rng = np.random.default_rng(7)
+    shape = (6, 5, 4) if kind.startswith("bmm") else (5, 4)
+    a = rng.standard_normal(shape).astype(dt)
+    b = rng.standard_normal(shape[:-2] + (4, 3)).astype(dt)
+    g = rng.standard_normal(shape[:-2] + ((5, 5) if kind.endswith("t") else (5, 3))).astype(dt)
+    got = {}
+    for name, lib, cg in (("st", st, False), ("st_cg", st, True), ("torch", torch, False)):
+        x = lib.from_numpy(a.copy()).requires_grad_()
+        y = lib.from_numpy(b.copy()).requires_grad_()
+        f = lib.bmm if kind.startswith("bmm") else lib.mm
+        other = x.transpose(-1, -2) if kind.endswith("t") else y
+        z = f(x, other)
+        assert type(z.grad_fn).__name__ == ("BmmBackward0" if f is lib.bmm else "MmBackward0")
+        z.backward(lib.from_numpy(g.copy()), create_graph=cg)
+        got[name] = [t.grad.detach().numpy() for t in ((x,) if kind.endswith("t") else (x, y))]
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    for p, q, r in zip(got["st"], got["st_cg"], got["torch"]):
+        assert p.dtype == r.dtype == dt and p.flags.c_contiguous
+        np.testing.assert_allclose(p, r, rtol=tol, atol=tol)
+        np.testing.assert_allclose(p, q, rtol=tol, atol=tol)
+    if kind.endswith("t"):  # the node's own output for mat2 views the memory order of a C array
+        x = st.from_numpy(a.copy()).requires_grad_()
+        z = (st.bmm if kind.startswith("bmm") else st.mm)(x, x.transpose(-1, -2))
+        with st.no_grad():
+            gi, gm = z.grad_fn.apply([st.from_numpy(g.copy())])
+        assert gi._data.flags.c_contiguous and gm._data.swapaxes(-1, -2).flags.c_contiguous
+        np.testing.assert_allclose(gm.numpy(), np.swapaxes(a, -1, -2) @ g, rtol=tol, atol=tol)
