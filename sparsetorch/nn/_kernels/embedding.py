@@ -224,7 +224,7 @@ def _build():
         start = np.empty(k + 1, np.int64)
         U = 0
         if ib + lb <= 62:
-            passes = (ib + 10) // 11 if k > 4096 else (ib + 7) // 8
+            passes = (ib + 10) // 11
             db = (ib + passes - 1) // passes
             nb = 1 << db
             mask = nb - 1
