@@ -46,7 +46,10 @@ def _index_select_backward(grad, index, dim, in_shape):
         g = grad._data
         out = _np.zeros(in_shape, g.dtype)
         where = (slice(None),) * dim + (idx,)
-        if idx.size < 2 or _np.bincount(idx, minlength=in_shape[dim]).max() < 2:
+        n = idx.size
+        # distinct ids: a set of a short list (~0.3 us) is faster than bincount + max (~1 us)
+        if n < 2 or (len(set(idx.tolist())) == n if n <= 64
+                     else _np.bincount(idx, minlength=in_shape[dim]).max() < 2):
             out[where] = g
         else:
             _np.add.at(out, where, g)
