@@ -23,6 +23,7 @@ from . import _ops as st
 from . import sparse as tsparse
 from ._backend import CPU
 from .autograd.grad_mode import no_grad
+from .dense import _par_pointwise
 from .distributed._merge import merge_sum
 from .nn import functional as F
 
@@ -152,6 +153,11 @@ def _small_bmm(dtype):
     st.bmm(t, t.transpose(1, 2))
 
 
+def _pointwise(dtype):
+    # a large add/sub/mul/div or sum takes them only with two free cores: run them directly
+    _par_pointwise.warm_up(dtype.np)
+
+
 GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "embedding": ("Embedding / EmbeddingBag forward and backward", _embedding),
     "optim": ("SparseAdam, Adam, Adagrad, RowWiseAdagrad row updates", _optim),
@@ -165,6 +171,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
                _random),
     "topk": ("topk in torch's CPU order (partial_sort / nth_element + sort)", _topk),
     "small_bmm": ("bmm of small matrices by a transposed batch (T @ T^T, q @ k^T)", _small_bmm),
+    "pointwise": ("add, sub, mul, div and sum of large arrays on several threads", _pointwise),
 }
 
 

@@ -27,6 +27,7 @@ S = (strided,)
 SS = (strided, strided)
 _grad_enabled = GRAD_ENABLED.get
 _SCALAR_TYPES = _dispatch.SCALAR_TYPES
+_ND = CPU.xp.ndarray  # (a NumPy array result: no scalar-type lookup)
 _BF16 = D.bfloat16
 _BOOL = D.bool
 _new = object.__new__
@@ -606,7 +607,7 @@ def make_binary(op, rule, doc, ufunc_name=None):
                             data = kernel(_dispatch.get_backend(dev), input._data, b)
                     except (ValueError, TypeError) as e:
                         raise _dispatch.kernel_error(op, (input, other), e) from None
-                    if data.__class__ in _SCALAR_TYPES:
+                    if data.__class__ is not _ND and data.__class__ in _SCALAR_TYPES:
                         data = _dispatch.get_backend(dev).xp.asarray(data)
                     t = _new(Tensor)
                     t._data = data

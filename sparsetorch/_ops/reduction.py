@@ -22,6 +22,7 @@ from .._layout import strided
 from .._tensor import Tensor
 from ..autograd import profiler as _profiler
 from .._variants import method
+from ..dense import _par_pointwise as _par
 from . import sorting as _sorting
 from . import sparse_reduction as _sparse
 from ._reduce import (
@@ -32,6 +33,8 @@ from ._util import check_tensor, norm_dim, with_out
 from .sorting import _take_along, return_type
 
 S = (strided,)
+_PAR_MIN = _par.MIN_SIZE
+_add_reduce, _asarray = CPU.xp.add.reduce, CPU.xp.asarray
 
 
 # ---- sum, nansum, mean, nanmean ----
@@ -46,9 +49,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
         dt = input.dtype
         if dt.is_floating_point and input.layout is strided and dt.itemsize != 2:  # hot path (not float16/bfloat16)
             dev = input.device
-            be = CPU if dev is CPU_DEVICE else get_backend(dev)
             data = input._data
-            t = wrap(be.xp.asarray(data.sum()), dt, dev, strided)
+            # a large CPU array: on the thread policy's count, NumPy's value (issue 14)
+            if dev is not CPU_DEVICE:
+                r = get_backend(dev).xp.asarray(data.sum())
+            elif data.size < _PAR_MIN or (r := _par.total(data)) is None:
+                r = _asarray(_add_reduce(data, None))  # data.sum()'s value without its Python frame
+            t = wrap(r, dt, dev, strided)
             if input._rg:
                 record_if_grad(_sum_op, t, (input,), (None, False, data.shape))
             return t
