@@ -5,6 +5,7 @@ gradient has run, so a 10,000-op chain needs no recursion. Broadcasting and dtyp
 an op's inputs are undone here, in one place, after each node.
 """
 
+import itertools
 import threading
 
 from .._backend import CPU, get_backend, writeable
@@ -266,7 +267,40 @@ def _run(roots, grads, retain_graph, create_graph, capture):
                         prof.run_node(node, _accumulate, node.variable, gl[0], create_graph, handed)
                 continue
             needed = need is None or node in need
-            if needed and has_grad:
+            if needed and has_grad and prof is None and not _ANOMALY[0] \
+                    and not (node._hooks or node._custom):
+                # the common case in one pass: the node, then per input its gradient's
+                # common-case test (dense, same shape and dtype), then its hand-over to the child
+                in_grads = node.apply(gl)
+                meta = getattr(node, "meta", None)
+                for (child, nr), g, m in zip(node.next_functions, in_grads,
+                                             _NO_META if meta is None else meta):
+                    if child is None:
+                        continue
+                    if g is not None:
+                        if m is not None and (m[3] is not None or g._data.shape != m[0]
+                                              or g.dtype is not m[1] or g.layout is not strided):
+                            g = _undo(g, m)
+                        buf = buffers.get(child)
+                        if buf is None:
+                            if child.num_outputs == 1:
+                                buffers[child] = [g]
+                            else:
+                                buf = buffers[child] = [None] * child.num_outputs
+                                buf[nr] = g
+                        else:
+                            old = buf[nr]
+                            buf[nr] = g if old is None else _sum_grads(old, g, create_graph)
+                    left = deps[child] - 1
+                    if left:
+                        deps[child] = left
+                    else:
+                        ready.append(child)
+                if not retain_graph:
+                    release = node.release
+                    if release is not None:
+                        release()
+            elif needed and has_grad:
                 if prof is not None:
                     in_grads = prof.run_node(node, _apply, node, gl)
                 elif node._hooks or node._custom:
@@ -330,6 +364,9 @@ def _run(roots, grads, retain_graph, create_graph, capture):
         GRAD_ENABLED.reset(token)
         tasks.pop()
     return captured
+
+
+_NO_META = itertools.repeat(None)
 
 
 def _graph_tasks():
@@ -434,6 +471,9 @@ def _sum_grads(a, b, create_graph):
 
 
 _np_add = CPU.xp.add
+# the member descriptor of Tensor's ``grad`` slot (under the property _tensor_methods installs)
+_GRAD_ATTR = Tensor.__dict__["grad"]
+_grad_slot_get = getattr(getattr(_GRAD_ATTR, "fset", None), "__self__", _GRAD_ATTR).__get__
 
 
 def _add_to_buffer(buffers, node, nr, g):
@@ -480,7 +520,10 @@ def _accumulate(var, g, create_graph, handed):
     if not create_graph and g._rg:  # grads computed without create_graph carry no graph already
         g = g.detach()
     with _ACC_LOCKS[(id(var) >> 4) & 63]:
-        old = var.grad
+        try:  # the slot under Tensor.grad's property (a leaf: the property adds no warning)
+            old = _grad_slot_get(var)
+        except AttributeError:
+            old = None
         if old is None:
             data = g._data
             if id(data) in handed or getattr(data, "base", None) is not None:
