@@ -19,7 +19,8 @@ are set for torch (``set_num_threads``), numba and NumPy's BLAS (threadpoolctl) 
   MLP (16+10)-64-16-1; ``binary_cross_entropy_with_logits``; one ``SGD(lr=0.01)`` over every
   parameter (sparse gradients for the tables); ``zero_grad``. At batch 128 the step is also
   split in phases (embedding forward, MLP + interaction forward and loss, backward, optimizer
-  step + zero_grad), each the median over the samples of its mean per step.
+  step + zero_grad), each the median over the samples of its mean per step (batch 2048 too
+  with ``--phases``).
 - **GCN epoch**: a seeded random graph of 2708 nodes and ~13k stored entries (5278 undirected
   edges, both directions, self-loops; symmetric normalisation), 1433 binary bag-of-words
   features (18 per node, row-normalised) as CSR; 2 layers ``A (X W1)`` -> ReLU -> ``A (H W2)``
@@ -261,7 +262,7 @@ def run_section(args, title, make, inner):
     return ms
 
 
-def phase_table(args, ms, inner):
+def phase_table(args, ms, inner, batch=128):
     """Median over samples of each phase's mean time per step, both libraries interleaved."""
     import gc
 
@@ -278,7 +279,7 @@ def phase_table(args, ms, inner):
                 for k, v in stamps.items():
                     per[n].setdefault(k, []).append(v / inner * 1e6)
     names = list(next(iter(per.values())))
-    print("\nDLRM-style step, batch 128: phases (median us per step)\n")
+    print(f"\nDLRM-style step, batch {batch}: phases (median us per step)\n")
     libs = list(ms)
     head = ["phase"] + libs + (["ratio"] if len(libs) == 2 else [])
     print("| " + " | ".join(head) + " |")
@@ -323,6 +324,8 @@ def main(argv=None) -> int:
                    help="comma-separated thread counts for torch and numba (default: 1,2)")
     p.add_argument("--only", default="dlrm128,dlrm2048,gcn,gae",
                    help="comma-separated sections: dlrm128, dlrm2048, gcn, gae")
+    p.add_argument("--phases", action="store_true",
+                   help="the phase table for batch 2048 too (batch 128 always has one)")
     p.add_argument("--cpu-clock", action="store_true",
                    help="time with the calling thread's CPU time (for --threads 1 on a busy machine)")
     args = p.parse_args(argv)
@@ -349,8 +352,10 @@ def main(argv=None) -> int:
                              lambda lib: DLRM(lib, dlrm_batches(128, 8)), max(1, int(20 * q)))
             phase_table(args, ms, max(1, int(20 * q)))
         if "dlrm2048" in only:
-            run_section(args, f"DLRM-style step, batch 2048 ({nt} thr)",
-                        lambda lib: DLRM(lib, dlrm_batches(2048, 4)), max(1, int(4 * q)))
+            ms = run_section(args, f"DLRM-style step, batch 2048 ({nt} thr)",
+                             lambda lib: DLRM(lib, dlrm_batches(2048, 4)), max(1, int(4 * q)))
+            if args.phases:
+                phase_table(args, ms, max(1, int(4 * q)), 2048)
         if "gcn" in only:
             run_section(args, f"GCN epoch, {NODES} nodes, 1433 sparse features ({nt} thr)",
                         lambda lib: GCN(lib, g), max(1, int(20 * q)))
