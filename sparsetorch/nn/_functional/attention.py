@@ -24,6 +24,7 @@ from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
 from .activation import softmax
 from .attention_core import _fits, attention_core
+from .attention_heads import split_heads
 from .conv import pad
 from .fused_dropout import usable as usable_dropout
 from .linear import dropout
@@ -345,12 +346,15 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         if query is key is value and bias_k is None and static_k is None and static_v is None:
             # self-attention: one GEMM, then one copy lays q, k and v out per head at once
             proj = _linear_rows(query, in_proj_weight, in_proj_bias)
-            if bf:
-                qkv = proj.view(bsz, tgt_len, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)
+            if proj.layout is strided and proj.dtype in _FUSED_DTYPES:  # one node, one pass back
+                q, k, v = split_heads(proj, bsz, tgt_len, num_heads, head_dim, bf)
             else:
-                qkv = proj.view(tgt_len, bsz, 3, num_heads, head_dim).permute(2, 1, 3, 0, 4)
-            qkv = qkv.reshape(3, bsz * num_heads, tgt_len, head_dim)
-            q, k, v = qkv[0], qkv[1], qkv[2]
+                if bf:
+                    qkv = proj.view(bsz, tgt_len, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)
+                else:
+                    qkv = proj.view(tgt_len, bsz, 3, num_heads, head_dim).permute(2, 1, 3, 0, 4)
+                qkv = qkv.reshape(3, bsz * num_heads, tgt_len, head_dim)
+                q, k, v = qkv[0], qkv[1], qkv[2]
             in_heads = True
         else:
             q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)

@@ -1,0 +1,52 @@
+"""split_heads (nn/_functional/attention_heads.py): the packed projection to per-head q, k, v in
+one node, against the composite view / permute / select and through MultiheadAttention."""
+
+import numpy as np
+import pytest
+
+import sparsetorch as st
+from sparsetorch.nn._functional.attention_heads import split_heads
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("bf", [True, False])
+@pytest.mark.parametrize("used", [(0, 1, 2), (1,), (0, 2)])
+def test_split_heads_matches_the_composite(bf, used):
+    n, t, h, hd = 2, 3, 2, 4
+    base = np.random.default_rng(0).standard_normal((n, t, 3 * h * hd) if bf else (t, n, 3 * h * hd))
+    proj = st.tensor(base, requires_grad=True)
+    parts = split_heads(proj, n, t, h, hd, bf)
+    if bf:
+        ref = proj.view(n, t, 3, h, hd).permute(2, 0, 3, 1, 4)
+    else:
+        ref = proj.view(t, n, 3, h, hd).permute(2, 1, 3, 0, 4)
+    ref = ref.reshape(3, n * h, t, hd)
+    for i in range(3):
+        assert parts[i].is_contiguous()
+        assert np.array_equal(parts[i].detach().numpy(), ref[i].detach().numpy())
+    w = [st.tensor(np.random.default_rng(i).standard_normal((n * h, t, hd))) for i in range(3)]
+    loss = sum((parts[i] * w[i]).sum() for i in used)
+    loss_ref = sum((ref[i] * w[i]).sum() for i in used)
+    (g,) = st.autograd.grad(loss, proj)
+    (gr,) = st.autograd.grad(loss_ref, proj)
+    assert np.array_equal(g.numpy(), gr.numpy())
+    assert st.autograd.gradgradcheck(
+        lambda p: sum((split_heads(p, n, t, h, hd, bf)[i] ** 2).sum() for i in used), (proj,))
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_mha_self_attention_gradients_match_torch(batch_first):
+    torch.manual_seed(0)
+    t = torch.nn.MultiheadAttention(16, 4, batch_first=batch_first)
+    s = st.nn.MultiheadAttention(16, 4, batch_first=batch_first)
+    s.load_state_dict({k: st.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal((3, 5, 16)).astype(np.float32)
+    res = []
+    for L, m in ((torch, t), (st, s)):
+        xx = L.tensor(x, requires_grad=True)
+        out, w = m(xx, xx, xx)
+        (out.sum() + (w * w).sum()).backward()
+        res.append((out.detach().numpy(), xx.grad.numpy(), m.in_proj_weight.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
