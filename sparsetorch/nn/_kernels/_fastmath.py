@@ -16,7 +16,8 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-__all__ = ["ferfc", "fexp", "fexpm1", "fgelu", "fgelu_grad", "flog1p01", "wide"]
+__all__ = ["ferfc", "fexp", "fexpm1", "fgelu", "fgelu_grad", "flog1p01", "fsig_mul", "fsigmoid", "rcp",
+           "wide"]
 
 F = np.float32
 
@@ -24,6 +25,10 @@ _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693359375
 _LN2_LO = -2.12194440e-4
 _SQRT2M1 = 0.41421356237309503
+_SHIFT = 12582912.0  # 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
+# exp(r) = 1 + r + r^2 P(r) on |r| <= ln2 / 2: P of degree 4 (fitted, relative error 3.6e-9,
+# a tenth of a float32 ulp; the Cephes expf's P has degree 5, one fma more)
+_EP = (4.9999988079e-01, 1.6666518152e-01, 4.1669510305e-02, 8.3689270541e-03, 1.3752686791e-03)
 
 
 @intrinsic
@@ -63,6 +68,25 @@ def wide(typingctx):
         except Exception:  # noqa: BLE001, S110 - an llvmlite change keeps the default width
             pass
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def rcp(typingctx, y):
+    """``1 / y`` for a finite, nonzero float32 ``y`` (nan passes): the division flagged ``arcp ninf
+    contract``, which LLVM turns into the reciprocal estimate and one fused Newton step in a
+    vectorized loop (512 bits: ``vrcp14ps`` + two fma, about 2^-28 relative; 128/256-bit tails:
+    ``vrcpps``, about 2^-23) instead of ``vdivps``. Scalar code keeps the division; float64
+    divides exactly."""
+    if not isinstance(y, types.Float):
+        return None
+    sig = y(y)
+    fast = y.bitwidth == 32
+
+    def codegen(context, builder, signature, args):
+        one = ir.Constant(args[0].type, 1.0)
+        return builder.fdiv(one, args[0], flags=("arcp", "ninf", "contract") if fast else ())
 
     return sig, codegen
 
@@ -139,6 +163,54 @@ def _flog1p01_impl(z):
     return lambda z: math.log1p(z)
 
 
+def fsigmoid(v):
+    return 1.0 / (1.0 + math.exp(-v))
+
+
+@overload(fsigmoid, jit_options={"fastmath": {"contract"}})
+def _fsigmoid_impl(v):
+    if isinstance(v, types.Float) and v.bitwidth == 32:
+        e0, e1, e2, e3, e4 = (F(c) for c in _EP)
+
+        def f32(v):
+            # z = exp(-|v|) in (0, 1]: 1 / (1 + z) for v >= 0, z / (1 + z) below. 1 + z is in
+            # [1, 2]: the reciprocal estimate needs no special case, and one more Newton step
+            # makes it good to float32 rounding on every vector width (the 128/256-bit tails get
+            # a 12-bit estimate; 1 / 1 is then exactly 1). z is flushed to 0 below exp(-87)
+            # (a normal float32 2^k down there: no denormal operands, which cost ~100 cycles
+            # each); torch's is 0 below -88.7
+            m = max(-abs(v), F(-87.0))  # nan stays nan
+            kf = _fma(m, F(_LOG2E), F(_SHIFT))
+            k = kf - F(_SHIFT)
+            r = _fma(k, F(-_LN2_HI), m)
+            r = _fma(k, F(-_LN2_LO), r)
+            p = _fma(e4, r, e3)
+            p = _fma(p, r, e2)
+            p = _fma(p, r, e1)
+            p = _fma(p, r, e0)
+            y = _fma(p, r * r, r) + F(1.0)
+            z = y * _i32_as_f32((_f32_as_i32(kf) << np.int32(23)) + np.int32(127 << 23))
+            z = F(0.0) if v < F(-87.0) else z
+            d = z + F(1.0)
+            q = rcp(d)
+            q = _fma(_fma(-d, q, F(1.0)), q, q)
+            return z * q if v < F(0.0) else q
+        return f32
+    return lambda v: 1.0 / (1.0 + math.exp(-v))
+
+
+def fsig_mul(g, v):
+    return g / (1.0 + math.exp(-v))
+
+
+@overload(fsig_mul, jit_options={"fastmath": {"contract"}})
+def _fsig_mul_impl(g, v):
+    """``g * sigmoid(v)``: float32 through ``fsigmoid``; float64 ``g / (1 + exp(-v))`` (libm)."""
+    if isinstance(v, types.Float) and v.bitwidth == 32:
+        return lambda g, v: g * fsigmoid(v)
+    return lambda g, v: g / (1.0 + math.exp(-v))
+
+
 def ferfc(z):
     return math.erfc(z)
 
@@ -204,7 +276,6 @@ def _fexpm1_impl(u):
 _GP = 0.3535533845424652  # float32(0.5 / sqrt 2)
 _GQ = (1.410331158e-01, 1.414102413e-01, 1.194850259e-01, 1.119660939e-01, -4.671056995e-02,
        2.058761315e-01, -3.290736264e-01, 2.098705623e-01, -5.962087257e-02, 5.763887740e-03)
-_SHIFT = 12582912.0  # 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
 _INV_SQRT_2PI = 0.3989422804014327
 _INV_SQRT_2 = 0.7071067811865476
 
@@ -217,6 +288,7 @@ def _phi_tail(v):  # pure-Python twin of the float32 helper below (never called)
 def _phi_tail_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = (F(c * 2.0 ** -64) for c in _GQ)
+        e0, e1, e2, e3, e4 = (F(c) for c in _EP)
 
         def f32(v):
             # (c 2^-64, E 2^64, u), Phi(-|v|) = c * E, E = exp(-v^2 / 2); u = v clamped to
@@ -224,7 +296,7 @@ def _phi_tail_impl(v):
             # take u, not v); Q's fit ends at 14.5, its values to 15 only meet those zeros
             u = min(max(v, F(-15.0)), F(15.0))  # nan stays nan
             a = abs(u)
-            t = F(1.0) / _fma(F(_GP), a, F(1.0))
+            t = rcp(_fma(F(_GP), a, F(1.0)))  # in [0.16, 1]: no special case
             q = _fma(q9, t, q8)
             q = _fma(q, t, q7)
             q = _fma(q, t, q6)
@@ -241,12 +313,10 @@ def _phi_tail_impl(v):
             k = kf - F(_SHIFT)
             r = _fma(k, F(-_LN2_HI), hi)
             r = _fma(k, F(-_LN2_LO), r) + lo
-            p = F(1.9875691500e-4)
-            p = _fma(p, r, F(1.3981999507e-3))
-            p = _fma(p, r, F(8.3334519073e-3))
-            p = _fma(p, r, F(4.1665795894e-2))
-            p = _fma(p, r, F(1.6666665459e-1))
-            p = _fma(p, r, F(5.0000001201e-1))
+            p = _fma(e4, r, e3)
+            p = _fma(p, r, e2)
+            p = _fma(p, r, e1)
+            p = _fma(p, r, e0)
             y = _fma(p, r * r, r) + F(1.0)
             # 2^(k + 64), -163 <= k <= 0: kf's bits are 0x4B400000 + k, and 0x4B400000 << 23
             # wraps to 0, so the shifted bits are k << 23

@@ -28,6 +28,7 @@ from ... import _jit
 MIN_SIZE = 1 << 14  # below this, NumPy's few passes cost less than a numba call
 _CHUNK = 1 << 14  # elements per parallel chunk (each a run of contiguous memory)
 fexp = flog1p01 = ferfc = fexpm1 = fgelu = fgelu_grad = wide = None  # set by _build (_fastmath.py)
+fsigmoid = fsig_mul = None
 # numba's cache keys the kernels on this file's stamp only: an edit of _fastmath.py must touch
 # this file too, or processes keep loading the old machine code
 
@@ -56,9 +57,7 @@ def sigmoid(be, x):
     k = _kernels(be, x)
     if k is None:
         return be.special.expit(x)
-    out = be.xp.empty_like(x)
-    _run(k, "sigmoid", x.size, x.reshape(-1), out.reshape(-1))
-    return out
+    return _act(be, k, SIGMOID, x, 0.0, 0.0, 0.0)
 
 
 def logsigmoid(be, x):
@@ -70,9 +69,7 @@ def logsigmoid(be, x):
         xp.exp(r, out=r)
         xp.log1p(r, out=r)
         return xp.subtract(xp.minimum(x, 0), r, out=r)
-    out = be.xp.empty_like(x)
-    _run(k, "logsigmoid", x.size, x.reshape(-1), out.reshape(-1))
-    return out
+    return _act(be, k, LOGSIGMOID, x, 0.0, 0.0, 0.0)
 
 
 def logsigmoid_backward(be, g, x):
@@ -80,9 +77,7 @@ def logsigmoid_backward(be, g, x):
     k = _kernels(be, x, g)
     if k is None:
         return g * be.special.expit(-x)
-    out = be.xp.empty_like(x)
-    _run(k, "logsigmoid_bwd", x.size, g.reshape(-1), x.reshape(-1), out.reshape(-1))
-    return out
+    return _act_bwd(be, k, LOGSIGMOID, g, x, 0.0, 0.0, 0.0)
 
 
 def softplus(be, x, beta, threshold):
@@ -92,9 +87,7 @@ def softplus(be, x, beta, threshold):
         xp = be.xp
         bx = x * x.dtype.type(beta) if beta != 1 else x
         return xp.where(bx > threshold, x, xp.logaddexp(0, bx) / x.dtype.type(beta))
-    out = be.xp.empty_like(x)
-    _run(k, "softplus", x.size, x.reshape(-1), float(beta), float(threshold), out.reshape(-1))
-    return out
+    return _act(be, k, SOFTPLUS, x, float(beta), float(threshold), 0.0)
 
 
 def softplus_backward(be, g, x, beta, threshold):
@@ -103,10 +96,7 @@ def softplus_backward(be, g, x, beta, threshold):
     if k is None:
         bx = x * x.dtype.type(beta)
         return be.xp.where(bx > threshold, g, g * be.special.expit(bx))
-    out = be.xp.empty_like(x)
-    _run(k, "softplus_bwd", x.size, g.reshape(-1), x.reshape(-1), float(beta),
-         float(threshold), out.reshape(-1))
-    return out
+    return _act_bwd(be, k, SOFTPLUS, g, x, float(beta), float(threshold), 0.0)
 
 
 def _weights(xp, x, w, pw):
@@ -213,7 +203,7 @@ def bce_logits_backward(be, g, x, t, w, pw, reduction):
 
 # ---- activations: one kernel, the formula picked by ``kind`` (params a, b, c) ----
 
-SILU, GELU, GELU_TANH, LEAKY_RELU, ELU = range(5)
+SILU, GELU, GELU_TANH, LEAKY_RELU, ELU, SIGMOID, LOGSIGMOID, SOFTPLUS = range(8)
 _SQRT_2_PI = 0.7978845608028654
 _INV_SQRT_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
@@ -258,9 +248,7 @@ def activation(be, kind, x, a=0.0, b=0.0, c=0.0):
     k = _kernels(be, x)
     if k is None:
         return _np_act(be, kind, x, a, b, c).astype(x.dtype, copy=False)
-    out = be.xp.empty_like(x)
-    _run(k, "act", x.size, kind, x.reshape(-1), float(a), float(b), float(c), out.reshape(-1))
-    return out
+    return _act(be, k, kind, x, float(a), float(b), float(c))
 
 
 def activation_backward(be, kind, g, x, a=0.0, b=0.0, c=0.0):
@@ -268,16 +256,25 @@ def activation_backward(be, kind, g, x, a=0.0, b=0.0, c=0.0):
     k = _kernels(be, x, g)
     if k is None:
         return _np_act_bwd(be, kind, g, x, a, b, c).astype(x.dtype, copy=False)
-    out = be.xp.empty_like(x)
-    _run(k, "act_bwd", x.size, kind, g.reshape(-1), x.reshape(-1), float(a), float(b), float(c),
-         out.reshape(-1))
-    return out
+    return _act_bwd(be, k, kind, g, x, float(a), float(b), float(c))
 
 
 # ---- the numba kernels ----
 # Each op is a serial loop over a slice (simple enough for LLVM to vectorize) and a parallel
 # driver that runs it on chunks of _CHUNK elements; below the thread policy's threshold the
 # serial loop runs on the whole array (no parallel region at all).
+
+def _act(be, k, kind, x, a, b, c):
+    out = be.xp.empty_like(x)
+    _run(k, "act", x.size, kind, x.reshape(-1), a, b, c, out.reshape(-1))
+    return out
+
+
+def _act_bwd(be, k, kind, g, x, a, b, c):
+    out = be.xp.empty_like(x)
+    _run(k, "act_bwd", x.size, kind, g.reshape(-1), x.reshape(-1), a, b, c, out.reshape(-1))
+    return out
+
 
 def _run(k, name, n, *args):
     with _jit.limit(n) as threads:
@@ -299,93 +296,15 @@ def _build():
     fexp, flog1p01 = _fastmath.fexp, _fastmath.flog1p01
     # kernels called by other kernels are module globals too (a dispatcher in a closure changes
     # the cache key every process: the callers would recompile each time)
-    global sigmoid_s, logsigmoid_s, logsigmoid_bwd_s, softplus_s, softplus_bwd_s
-    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, act_s, act_bwd_s, ferfc, fexpm1
-    global fgelu, fgelu_grad, wide
+    global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, ferfc, fexpm1
+    global act_s, act_bwd_s, fgelu, fgelu_grad, wide, fsigmoid, fsig_mul
     ferfc, fexpm1 = _fastmath.ferfc, _fastmath.fexpm1
     fgelu, fgelu_grad, wide = _fastmath.fgelu, _fastmath.fgelu_grad, _fastmath.wide
+    fsigmoid, fsig_mul = _fastmath.fsigmoid, _fastmath.fsig_mul
     C = _CHUNK
     fm = {"contract"}  # fused multiply-add in the polynomials: faster, and no less accurate
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
     pjit = njit(parallel=True, cache=True, error_model="numpy", fastmath=fm)
-
-    @jit
-    def sigmoid_s(x, out):
-        wide()
-        one = x.dtype.type(1)
-        for i in range(x.size):
-            out[i] = one / (one + fexp(-x[i]))
-
-    @pjit
-    def sigmoid_p(x, out, nc):
-        n = x.size
-        for c in prange(nc):
-            sigmoid_s(x[c * C:min(n, c * C + C)], out[c * C:min(n, c * C + C)])
-
-    @jit
-    def logsigmoid_s(x, out):
-        wide()
-        zero = x.dtype.type(0)
-        for i in range(x.size):
-            v = x[i]
-            out[i] = min(v, zero) - flog1p01(fexp(-abs(v)))
-
-    @pjit
-    def logsigmoid_p(x, out, nc):
-        n = x.size
-        for c in prange(nc):
-            logsigmoid_s(x[c * C:min(n, c * C + C)], out[c * C:min(n, c * C + C)])
-
-    @jit
-    def logsigmoid_bwd_s(g, x, out):
-        wide()
-        one = x.dtype.type(1)
-        for i in range(x.size):
-            out[i] = g[i] / (one + fexp(x[i]))  # g * sigmoid(-x)
-
-    @pjit
-    def logsigmoid_bwd_p(g, x, out, nc):
-        n = x.size
-        for c in prange(nc):
-            lo, hi = c * C, min(n, c * C + C)
-            logsigmoid_bwd_s(g[lo:hi], x[lo:hi], out[lo:hi])
-
-    @jit
-    def softplus_s(x, beta, threshold, out):
-        wide()
-        b = x.dtype.type(beta)
-        th = x.dtype.type(threshold)
-        zero = x.dtype.type(0)
-        for i in range(x.size):
-            v = x[i]
-            bx = v * b
-            sp = (max(bx, zero) + flog1p01(fexp(-abs(bx)))) / b
-            out[i] = v if bx > th else sp
-
-    @pjit
-    def softplus_p(x, beta, threshold, out, nc):
-        n = x.size
-        for c in prange(nc):
-            lo, hi = c * C, min(n, c * C + C)
-            softplus_s(x[lo:hi], beta, threshold, out[lo:hi])
-
-    @jit
-    def softplus_bwd_s(g, x, beta, threshold, out):
-        wide()
-        b = x.dtype.type(beta)
-        th = x.dtype.type(threshold)
-        one = x.dtype.type(1)
-        for i in range(x.size):
-            bx = x[i] * b
-            d = g[i] / (one + fexp(-bx))
-            out[i] = g[i] if bx > th else d
-
-    @pjit
-    def softplus_bwd_p(g, x, beta, threshold, out, nc):
-        n = x.size
-        for c in prange(nc):
-            lo, hi = c * C, min(n, c * C + C)
-            softplus_bwd_s(g[lo:hi], x[lo:hi], beta, threshold, out[lo:hi])
 
     # BCE with logits: x seen as rows of m elements (see _weights); a weight is indexed
     # r * row + j (row 0: one period repeated on every row), or absent (size 0)
@@ -538,7 +457,7 @@ def _build():
         zero = x.dtype.type(0)
         if kind == 0:  # silu
             for i in range(x.size):
-                out[i] = x[i] / (one + fexp(-x[i]))
+                out[i] = fsig_mul(x[i], x[i])
         elif kind == 1:  # gelu (erf): two independent halves per iteration (the formula is one
             # long dependency chain: interleaved, twice the elements are in flight)
             n = x.size
@@ -548,32 +467,46 @@ def _build():
                 out[i + h] = fgelu(x[i + h])
             if n > 2 * h:
                 out[n - 1] = fgelu(x[n - 1])
-        elif kind == 2:  # gelu (tanh)
+        elif kind == 2 and x.itemsize == 4:  # gelu (tanh): 0.5 v (1 + tanh(u)) = v sigmoid(2u)
+            k0 = x.dtype.type(2 * _SQRT_2_PI)
+            k1 = x.dtype.type(0.044715)
+            for i in range(x.size):
+                v = x[i]
+                out[i] = fsig_mul(v, (v + k1 * v * v * v) * k0)
+        elif kind == 2:  # gelu (tanh), float64: 0.5 v (1 + tanh(u))
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
             for i in range(x.size):
                 v = x[i]
                 u = (v + k1 * v * v * v) * k0
-                out[i] = half * v * (two - two / (one + fexp(two * u)))  # 1 + tanh(u)
+                out[i] = half * v * (two - two / (one + fexp(two * u)))
         elif kind == 3:  # leaky_relu
             sl = x.dtype.type(a)
             for i in range(x.size):
                 v = x[i]
                 out[i] = v if v > zero else v * sl
-        else:  # elu
+        elif kind == 4:  # elu
             ab = x.dtype.type(a * b)
             sc = x.dtype.type(b)
             ins = x.dtype.type(c)
             for i in range(x.size):
                 v = x[i]
                 out[i] = v * sc if v > zero else fexpm1(v * ins) * ab
-
-    @pjit
-    def act_p(kind, x, a, b, c, out, nc):
-        n = x.size
-        for q in prange(nc):
-            lo, hi = q * C, min(n, q * C + C)
-            act_s(kind, x[lo:hi], a, b, c, out[lo:hi])
+        elif kind == 5:  # sigmoid
+            for i in range(x.size):
+                out[i] = fsigmoid(x[i])
+        elif kind == 6:  # logsigmoid: min(x, 0) - log1p(exp(-|x|))
+            for i in range(x.size):
+                v = x[i]
+                out[i] = min(v, zero) - flog1p01(fexp(-abs(v)))
+        else:  # softplus (a = beta, b = threshold)
+            be = x.dtype.type(a)
+            th = x.dtype.type(b)
+            for i in range(x.size):
+                v = x[i]
+                bx = v * be
+                sp = (max(bx, zero) + flog1p01(fexp(-abs(bx)))) / be
+                out[i] = v if bx > th else sp
 
     @jit
     def act_bwd_s(kind, g, x, a, b, c, out):
@@ -585,7 +518,7 @@ def _build():
         if kind == 0:  # silu
             for i in range(x.size):
                 v = x[i]
-                s = one / (one + fexp(-v))
+                s = fsigmoid(v)
                 out[i] = g[i] * s * (one + v * (one - s))
         elif kind == 1:  # gelu (erf): cdf + x pdf, two halves interleaved (as the forward)
             n = x.size
@@ -595,7 +528,16 @@ def _build():
                 out[i + h] = g[i + h] * fgelu_grad(x[i + h])
             if n > 2 * h:
                 out[n - 1] = g[n - 1] * fgelu_grad(x[n - 1])
-        elif kind == 2:  # gelu (tanh)
+        elif kind == 2 and x.itemsize == 4:  # gelu (tanh): with s = sigmoid(2u), 1 + tanh(u) = 2s
+            k0 = x.dtype.type(_SQRT_2_PI)  # and 0.5 v (1 - tanh(u)^2) = 2 v s (1 - s)
+            k1 = x.dtype.type(0.044715)
+            k3 = x.dtype.type(3 * 0.044715)
+            for i in range(x.size):
+                v = x[i]
+                v2 = v * v
+                s = fsigmoid(two * (v + k1 * v2 * v) * k0)
+                out[i] = g[i] * (s + two * v * s * (one - s) * k0 * (one + k3 * v2))
+        elif kind == 2:  # gelu (tanh), float64
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
             k3 = x.dtype.type(3 * 0.044715)
@@ -609,13 +551,30 @@ def _build():
             sl = x.dtype.type(a)
             for i in range(x.size):
                 out[i] = g[i] if x[i] > zero else g[i] * sl
-        else:  # elu
+        elif kind == 4:  # elu
             sc = x.dtype.type(b)
             abc = x.dtype.type(a * b * c)
             ins = x.dtype.type(c)
             for i in range(x.size):
                 v = x[i]
                 out[i] = g[i] * fexp(v * ins) * abc if v <= zero else g[i] * sc  # nan: g * sc
+        elif kind == 6:  # logsigmoid: g * sigmoid(-x)
+            for i in range(x.size):
+                out[i] = fsig_mul(g[i], -x[i])
+        else:  # softplus: g where beta x > threshold, else g sigmoid(beta x)
+            be = x.dtype.type(a)
+            th = x.dtype.type(b)
+            for i in range(x.size):
+                bx = x[i] * be
+                d = fsig_mul(g[i], bx)
+                out[i] = g[i] if bx > th else d
+
+    @pjit
+    def act_p(kind, x, a, b, c, out, nc):
+        n = x.size
+        for q in prange(nc):
+            lo, hi = q * C, min(n, q * C + C)
+            act_s(kind, x[lo:hi], a, b, c, out[lo:hi])
 
     @pjit
     def act_bwd_p(kind, g, x, a, b, c, out, nc):
@@ -634,5 +593,4 @@ def _build():
     return k
 
 
-_SERIAL = ("sigmoid_s", "logsigmoid_s", "logsigmoid_bwd_s", "softplus_s", "softplus_bwd_s", "act_s",
-           "act_bwd_s")
+_SERIAL = ("act_s", "act_bwd_s")
