@@ -3,8 +3,10 @@ without one CPU hog process per core beside them.
 
     python benchmarks/bench_load.py [--seconds 1.0]
 
-Rows: a GCN-style CSR spmm (2708 x 2708, ~13k stored entries, x 16 columns, Cora's shape) and
-an EmbeddingBag(sparse=True) + SparseAdam training step (100k x 64 table, 2048 bags of 20 ids).
+Rows: a GCN-style CSR spmm (2708 x 2708, ~13k stored entries, x 16 columns, Cora's shape), an
+EmbeddingBag(sparse=True) + SparseAdam training step (100k x 64 table, 2048 bags of 20 ids), and
+the large element-wise passes of an embedding loss: ``(x * G).sum().backward()`` on 65,536 x 64
+float32 (a product, a sum, the product's gradient; ``dense/_par_pointwise.py``).
 The goal: with the hogs running, a library's 2-thread time is at most 1.2x its own 1-thread time
 (a parallel region whose worker is descheduled waits for a whole time slice). Times are medians
 of calls within ``--seconds`` per row and library; the 1- and 2-thread calls alternate, so that
@@ -34,6 +36,8 @@ except ImportError:  # torch is optional: sparsetorch's rows only
 
 N, NNZ, K = 2708, 13264, 16
 V, D, B, L = 100_000, 64, 2048, 20
+EW = (65_536, 64)
+ROWS = ("spmm", "emb step", "mul-sum")
 _HOGS = []
 
 
@@ -86,6 +90,7 @@ def workloads():
     x = rng.standard_normal((N, K), dtype=np.float32)
     ids = rng.integers(0, V, B * L)
     offs = np.arange(0, B * L, L)
+    e0, g0 = rng.standard_normal(EW, dtype=np.float32), rng.standard_normal(EW, dtype=np.float32)
     out = {}
 
     a = st.sparse_coo_tensor(st.tensor(np.stack([r, c])), st.tensor(v), (N, N)).to_sparse_csr()
@@ -99,7 +104,13 @@ def workloads():
         bag(si, so).sum().backward()
         opt.step()
 
-    out["sparsetorch"] = {"spmm": lambda: a @ xs, "emb step": st_step,
+    se, sg = st.tensor(e0, requires_grad=True), st.tensor(g0)
+
+    def st_ew():
+        se.grad = None
+        (se * sg).sum().backward()
+
+    out["sparsetorch"] = {"spmm": lambda: a @ xs, "emb step": st_step, "mul-sum": st_ew,
                           "threads": st.set_num_threads}
     if torch is not None:
         ta = torch.sparse_coo_tensor(torch.tensor(np.stack([r, c])), torch.tensor(v),
@@ -114,7 +125,13 @@ def workloads():
             tbag(ti, to).sum().backward()
             topt.step()
 
-        out["torch"] = {"spmm": lambda: ta @ tx, "emb step": t_step,
+        te, tg = torch.tensor(e0, requires_grad=True), torch.tensor(g0)
+
+        def t_ew():
+            te.grad = None
+            (te * tg).sum().backward()
+
+        out["torch"] = {"spmm": lambda: ta @ tx, "emb step": t_step, "mul-sum": t_ew,
                         "threads": torch.set_num_threads}
     return out
 
@@ -122,14 +139,16 @@ def workloads():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=1.0, help="timing budget per cell")
+    ap.add_argument("--only", default=",".join(ROWS), help=f"rows, comma-separated: {', '.join(ROWS)}")
     a = ap.parse_args()
+    a.only = [r for r in ROWS if r in a.only.split(",")]
     libs = workloads()
     res = {}
     for load in ("idle", "hog"):
         if load == "hog":
             start_hogs()
         for lib, w in libs.items():
-            for row in ("spmm", "emb step"):
+            for row in a.only:
                 for th, ms in median_ms(w[row], 2 * a.seconds, w["threads"]).items():
                     res[load, lib, th, row] = ms
         stop_hogs()
@@ -137,7 +156,7 @@ def main():
     print(f"# {cores} cores; load average before: {os.getloadavg()[0]:.1f}; ms per call (median)")
     print(f"{'row':<9} {'load':<5} {'library':<12} {'1 thr':>8} {'2 thr':>8} {'2/1':>6} "
           f"{'vs torch (2 thr)':>17}")
-    for row in ("spmm", "emb step"):
+    for row in a.only:
         for load in ("idle", "hog"):
             for lib in libs:
                 t1, t2 = res[load, lib, 1, row], res[load, lib, 2, row]
