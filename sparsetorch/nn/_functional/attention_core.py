@@ -7,12 +7,13 @@ higher derivatives stay exact. Used by scaled_dot_product_attention when query, 
 share their batch shape, dropout is off and the mask does not require grad (else the composite).
 """
 
-from ... import _ops
+from ... import _jit, _ops
 from ..._backend import get_backend
 from ..._dispatch import wrap
 from ..._layout import strided
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
+from .._kernels import softmax as _ksm
 from .fused_dropout import draw_into, undrop_
 
 __all__ = ["attention_core"]
@@ -133,12 +134,22 @@ class _AttentionCore(Function):
                 gs += grad_p._data
         else:
             gs = xp.array(grad_p._data, copy=True)
-        gs -= xp.einsum("...ij,...ij->...i", gs, p)[..., None]
-        gs *= p
-        gq = xp.matmul(gs, k._data)
-        gq *= gq.dtype.type(scale)
-        gk = xp.matmul(xp.swapaxes(gs, -1, -2), q._data)
-        gk *= gk.dtype.type(scale)
+        be = get_backend(dev)
+        kern = _ksm.kernels(be)
+        if kern is not None and gs.shape == p.shape and gs.dtype == p.dtype and gs.size and \
+                gs.flags.c_contiguous and p.flags.c_contiguous:
+            n = gs.shape[-1]
+            with _jit.limit(gs.size * 4):  # one pass per row, the scale folded in
+                kern[0](gs.reshape(-1, n), p.reshape(-1, n), xp.array([scale], dtype=gs.dtype))
+            gq = xp.matmul(gs, k._data)
+            gk = xp.matmul(xp.swapaxes(gs, -1, -2), q._data)
+        else:
+            gs -= xp.einsum("...ij,...ij->...i", gs, p)[..., None]
+            gs *= p
+            gq = xp.matmul(gs, k._data)
+            gq *= gq.dtype.type(scale)
+            gk = xp.matmul(xp.swapaxes(gs, -1, -2), q._data)
+            gk *= gk.dtype.type(scale)
         return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided), gv) + nones
 
 
