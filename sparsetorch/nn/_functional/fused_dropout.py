@@ -9,6 +9,8 @@ have (``(1, 0, 2)`` for the batch-first attention output, which torch holds as a
 and draws for in memory order), else None (x's own order).
 """
 
+import math
+
 from ... import _ops
 from ..._backend import get_backend
 from ..._device import CPU as CPU_DEVICE
@@ -67,8 +69,9 @@ def draw_into(be, x, out, p, order=None):
             perm = _NO_PERM[0] = xp.empty(0, dtype=xp.int64)
     else:
         perm, use = _perm(xp, x.shape, order), True
+    t = math.ceil((1.0 - p) * 9007199254740992.0)  # u < 1 - p  <=>  k < ceil((1 - p) 2**53)
     draw(default_generator._engine_words(), x.reshape(-1), out.reshape(-1), keep.reshape(-1),
-         1.0 - p, scale, perm, use)
+         t >> 32, t & 0xFFFFFFFF, scale, perm, use)
     saved.keep = keep
     saved.scale = scale
     return saved

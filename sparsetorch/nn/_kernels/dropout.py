@@ -7,8 +7,9 @@ itself on the generator's live state (625 uint32 words: NumPy's ``mt19937_state`
 words, then the index of the next one; ``Generator._engine_words``), so the words, the twist and
 the state left behind are the generator's own, and writes ``x * m`` (``m`` the scale or 0) and the
 kept flags (uint8) in the same loop: no uint64 / float64 temporaries, no separate mask, division
-and product passes (1M float32 elements: 4.3 ms -> about 1.5 ms on one thread). ``backward``
-is ``g * m`` from the flags.
+and product passes (1M float32 elements, one thread: about 1.0 ms; torch's dropout 7.5 ms).
+``u < q`` is decided on the integers (``k < ceil(q * 2**53)``, exact). ``backward`` is ``g * m``
+from the flags.
 
 ``perm``: the flat element order of the draws when it is not the array's own (torch draws a
 transposed view's mask in its memory order): element ``i`` of the draw order is ``perm[i]``.
@@ -57,62 +58,76 @@ def _build():
         y ^= y >> np.uint32(18)
         return y
 
-    @njit(cache=True, inline="always")
-    def word(st):
-        """The next tempered word; twists when the key is used up."""
-        pos = st[624]
-        if pos >= 624:
-            twist(st)
-            pos = 0
-        st[624] = pos + 1
-        return temper(st[pos])
+    @njit(cache=True)
+    def temper_all(key, tw):
+        for i in range(624):
+            tw[i] = temper(key[i])
 
     @njit(cache=True)
-    def draw(st, x, out, keep, q, scale, perm, use_perm):
-        """Elements in draw order: keep (u < q) -> ``x * scale``, else ``x * 0``."""
+    def block(tw, x, out, keep, th, tl, scale):
+        m21 = np.uint32(0x1FFFFF)
+        zero = x.dtype.type(0)
+        for t in range(x.shape[0]):
+            hi = tw[2 * t] & m21
+            lo = tw[2 * t + 1]
+            c = (hi < th) | ((hi == th) & (lo < tl))
+            out[t] = x[t] * (scale if c else zero)
+            keep[t] = c
+
+    @njit(cache=True)
+    def block_perm(tw, idx, x, out, keep, th, tl, scale):
+        m21 = np.uint32(0x1FFFFF)
+        zero = x.dtype.type(0)
+        for t in range(idx.shape[0]):
+            hi = tw[2 * t] & m21
+            lo = tw[2 * t + 1]
+            c = (hi < th) | ((hi == th) & (lo < tl))
+            j = idx[t]
+            out[j] = x[j] * (scale if c else zero)
+            keep[j] = c
+
+    @njit(cache=True)
+    def draw(st, x, out, keep, t_hi, t_lo, scale, perm, use_perm):
+        """Elements in draw order: kept when the 53-bit draw ``k`` is below ``T`` (``u < q``
+        exactly: ``T = ceil(q * 2**53)``, given as its high 21 and low 32 bits) -> ``x * scale``,
+        else ``x * 0``. The key is tempered 624 words at a time into a buffer, whose pairs a
+        separate block loop turns into outputs (vectorised; inline, the loop was not: 2.4 ms
+        per 1M elements instead of 1.0)."""
         n = x.size
         zero = x.dtype.type(0)
-        tiny = 1.0 / 9007199254740992.0  # 2**-53
+        th = np.uint32(t_hi)
+        tl = np.uint32(t_lo)
+        m21 = np.uint32(0x1FFFFF)
+        tw = np.empty(624, np.uint32)
+        pos = np.int64(st[624])
+        if pos < 624:
+            temper_all(st, tw)
         i = 0
         while i < n:
-            pos = st[624]
             if pos >= 624:
                 twist(st)
+                temper_all(st, tw)
                 pos = 0
-                st[624] = 0
             m = min((624 - pos) // 2, n - i)
             if m == 0:  # the pair straddles a twist
-                hi = word(st)
-                lo = word(st)
-                k = ((np.uint64(hi) & np.uint64(0x1FFFFF)) << np.uint64(32)) | np.uint64(lo)
+                hi = tw[623] & m21
+                twist(st)
+                temper_all(st, tw)
+                lo = tw[0]
+                pos = 1
+                c = hi < th or (hi == th and lo < tl)
                 j = perm[i] if use_perm else i
-                if np.float64(k) * tiny < q:
-                    out[j] = x[j] * scale
-                    keep[j] = 1
-                else:
-                    out[j] = x[j] * zero
-                    keep[j] = 0
+                out[j] = x[j] * (scale if c else zero)
+                keep[j] = c
                 i += 1
                 continue
             if use_perm:
-                for t in range(m):
-                    hi = temper(st[pos + 2 * t])
-                    lo = temper(st[pos + 2 * t + 1])
-                    k = ((np.uint64(hi) & np.uint64(0x1FFFFF)) << np.uint64(32)) | np.uint64(lo)
-                    c = np.float64(k) * tiny < q
-                    j = perm[i + t]
-                    out[j] = x[j] * (scale if c else zero)
-                    keep[j] = c
+                block_perm(tw[pos:pos + 2 * m], perm[i:i + m], x, out, keep, th, tl, scale)
             else:
-                for t in range(m):
-                    hi = temper(st[pos + 2 * t])
-                    lo = temper(st[pos + 2 * t + 1])
-                    k = ((np.uint64(hi) & np.uint64(0x1FFFFF)) << np.uint64(32)) | np.uint64(lo)
-                    c = np.float64(k) * tiny < q
-                    out[i + t] = x[i + t] * (scale if c else zero)
-                    keep[i + t] = c
-            st[624] = pos + 2 * m
+                block(tw[pos:pos + 2 * m], x[i:i + m], out[i:i + m], keep[i:i + m], th, tl, scale)
+            pos += 2 * m
             i += m
+        st[624] = pos
         return 0
 
     @njit(cache=True)
