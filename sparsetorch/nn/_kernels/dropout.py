@@ -21,6 +21,10 @@ from ... import _jit
 
 __all__ = ["kernels"]
 
+# set by _build: module globals, not closure variables (numba keys a kernel's disk cache on its
+# closure variables' pickles, which differ per process: the kernels would recompile every time)
+twist = temper = temper_all = block = block_perm = None
+
 
 def kernels(be):
     """The kernel namespace ``(forward, forward_perm, backward)``, or None (other backends, numba
@@ -34,6 +38,7 @@ def _build():
         from numba import njit
     except ImportError:
         return False
+    global twist, temper, temper_all, block, block_perm
 
     @njit(cache=True, inline="always")
     def twist(key):

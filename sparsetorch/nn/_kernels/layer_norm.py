@@ -17,6 +17,9 @@ from ... import _jit
 
 __all__ = ["kernels"]
 
+stats = None  # set by _build: a module global, not a closure variable (numba keys a kernel's
+# disk cache on its closure variables' pickles, which differ per process: it would recompile)
+
 
 def kernels(be):
     """``(forward, backward)``, or None (other backends, numba off or missing)."""
@@ -30,6 +33,7 @@ def _build():
     except ImportError:
         return False
 
+    global stats
     fm = {"reassoc"}
 
     @njit(cache=True, fastmath=fm, inline="always")
