@@ -12,6 +12,7 @@ from sparsetorch.dense import _par_pointwise as P
 pytest.importorskip("numba")
 
 N = P.MIN_SIZE + 13  # above the threshold, not a multiple of the chunk alignment
+NS = P.SUM_MIN_SIZE + 13  # the same for sums
 OPS = ("add", "subtract", "multiply", "true_divide")
 
 
@@ -62,7 +63,7 @@ def test_binary_bitwise_numpy(two_free, op, dt):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_sum_bitwise_numpy_and_accurate(two_free, dt):
-    for n in (N, P.MIN_SIZE, 3 * P.MIN_SIZE + 7):
+    for n in (NS, P.SUM_MIN_SIZE, 2 * P.SUM_MIN_SIZE + 7):
         rng = np.random.default_rng(n)
         a = (rng.standard_normal(n) + 0.25).astype(dt)
         s = P.total(a)
@@ -71,13 +72,13 @@ def test_sum_bitwise_numpy_and_accurate(two_free, dt):
         assert P.total(a.reshape(n, 1)).tobytes() == s.tobytes()  # 2-D, C-contiguous
         exact = a.astype(np.float64).sum()
         assert abs(float(s) - exact) <= 1e-5 * np.abs(a).astype(np.float64).sum()
-    a = _data(dt)
+    a = _data(dt, NS)
     assert np.isnan(P.total(a))  # nan propagates
     a[0] = 1
     assert np.isnan(P.total(a)) and np.isnan(a.sum())  # inf + -inf
     a[2] = 1
     assert P.total(a) == a.sum() == np.inf
-    neg0 = np.full(N, -0.0, dt)
+    neg0 = np.full(NS, -0.0, dt)
     assert P.total(neg0).tobytes() == neg0.sum().tobytes()
 
 
@@ -108,14 +109,15 @@ def test_operands_the_kernels_do_not_take(two_free):
     assert P.total(a[::2]) is None
     assert P.total(np.asfortranarray(a[:-13].reshape(1024, -1))) is None
     assert P.total(a.astype(np.float16)) is None
+    assert P.total(a[:1000]) is None  # NumPy's tree has no 8 leaves of more than 128 there
 
 
 def test_one_thread_leaves_numpy_to_it(monkeypatch):
     monkeypatch.setattr(_jit, "_FREE", [float("inf"), 1])  # every core busy beside us
-    a = _data(np.float32)
-    if a.size < _jit.WHOLE_POOL_WORK:
-        assert P.binary("multiply", a, a) is None
-        assert P.total(a) is None
+    a = _data(np.float32, NS)
+    assert a.size < _jit.WHOLE_POOL_WORK  # (from there on the whole pool, however busy)
+    assert P.binary("multiply", a, a) is None
+    assert P.total(a) is None
 
 
 def test_tensor_ops_take_the_path_and_keep_dtypes(two_free, monkeypatch):
@@ -123,7 +125,7 @@ def test_tensor_ops_take_the_path_and_keep_dtypes(two_free, monkeypatch):
     binary, total = P.binary, P.total
     monkeypatch.setattr(P, "binary", lambda *a: calls.append("b") or binary(*a))
     monkeypatch.setattr(P, "total", lambda *a: calls.append("t") or total(*a))
-    x0, g0 = _data(np.float32, seed=5).reshape(-1, 1), _data(np.float32, seed=6).reshape(-1, 1)
+    x0, g0 = _data(np.float32, NS, 5).reshape(-1, 1), _data(np.float32, NS, 6).reshape(-1, 1)
     x0[:8] = 1.0
     x = st.tensor(x0, requires_grad=True)
     g = st.tensor(g0)
@@ -140,7 +142,7 @@ def test_tensor_ops_take_the_path_and_keep_dtypes(two_free, monkeypatch):
     s.backward()  # sum's gradient (a stride-0 view) times g: the scalar-on-the-left pass
     _same_bits(x.grad.numpy(), np.ones_like(x0) * g0)
     assert calls.count("b") >= 3 and "t" in calls
-    d = st.tensor(x0.astype(np.float64))
+    d = st.tensor(x0.astype(np.float64))  # float64 stays float64
     assert (d * 0.5).dtype is st.float64 and d.sum().dtype is st.float64
     assert (d * 0.5).numpy().dtype == np.float64
 

@@ -33,7 +33,7 @@ from ._util import check_tensor, norm_dim, with_out
 from .sorting import _take_along, return_type
 
 S = (strided,)
-_PAR_MIN = _par.MIN_SIZE
+_PAR_MIN = _par.SUM_MIN_SIZE
 _add_reduce, _asarray = CPU.xp.add.reduce, CPU.xp.asarray
 
 

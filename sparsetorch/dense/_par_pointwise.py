@@ -21,11 +21,14 @@ None and the caller runs NumPy.
 
 from .. import _jit
 
-__all__ = ["MIN_SIZE", "binary", "total"]
+__all__ = ["MIN_SIZE", "SUM_MIN_SIZE", "binary", "total", "warm_up"]
 
-# elements from which a pass is worth a parallel region (measured on the 2-core machine:
-# README, issue 14); below, the ~70 us wake-up of a sleeping worker is not paid back
-MIN_SIZE = 1 << 20
+# elements from which a pass is worth a parallel region, measured on the 2-core machine with a
+# free core (float32, 2 threads / NumPy, medians): a * b 0.66x at 512k, 0.52x at 4M; a stride-0
+# operand 0.79x / 0.65x; sum 1.00x at 1M, 0.83x at 2M, 0.72x at 4M (it reads one array: less to
+# split). Below, the wake-up of a sleeping worker is not paid back.
+MIN_SIZE = 1 << 19
+SUM_MIN_SIZE = 1 << 21
 # op codes of the element-wise kernels
 OPS = {"add": 0, "subtract": 1, "multiply": 2, "true_divide": 3}
 _LEAVES = 8  # leaves of the summation tree summed in parallel (a fixed tree: thread-independent)
@@ -274,11 +277,11 @@ def binary(ufunc_name, a, b):
 
 def total(a):
     """``a.sum()`` (NumPy's value, bit for bit) on the thread policy's count for a large
-    C-contiguous float32/float64 array ``a`` (``a.size`` at least ``MIN_SIZE``), as a 0-d array;
-    or None (the caller runs NumPy)."""
+    C-contiguous float32/float64 array ``a`` (``a.size`` at least ``SUM_MIN_SIZE``), as a 0-d
+    array; or None (the caller runs NumPy)."""
     dt = a.dtype
-    if dt.kind != "f" or dt.itemsize < 4 or not a.flags.c_contiguous:
-        return None
+    if dt.kind != "f" or dt.itemsize < 4 or not a.flags.c_contiguous or a.size < 4096:
+        return None  # (small: NumPy does not split a node of 128 or fewer, _splits would)
     k = kernels()
     if k is None:
         return None
