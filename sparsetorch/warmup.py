@@ -153,6 +153,11 @@ def _small_bmm(dtype):
     st.bmm(t, t.transpose(1, 2))
 
 
+def _threshold_bwd(dtype):
+    x = st.randn(64, 128, dtype=dtype, requires_grad=True)
+    F.relu(x).sum().backward()
+
+
 def _pointwise(dtype):
     # a large add/sub/mul/div or sum takes them only with two free cores: run them directly
     _par_pointwise.warm_up(dtype.np)
@@ -172,6 +177,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "topk": ("topk in torch's CPU order (partial_sort / nth_element + sort)", _topk),
     "small_bmm": ("bmm of small matrices by a transposed batch (T @ T^T, q @ k^T)", _small_bmm),
     "pointwise": ("add, sub, mul, div and sum of large arrays on several threads", _pointwise),
+    "threshold_bwd": ("relu's backward (threshold_backward) from 4096 elements", _threshold_bwd),
 }
 
 

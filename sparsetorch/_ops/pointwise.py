@@ -19,6 +19,7 @@ from ..dense import _par_pointwise as _par
 from ..autograd.grad_mode import GRAD_ENABLED
 from ..autograd import profiler as _profiler
 from ..autograd._tape import OpNode as _OpNode, SavedResult as _SavedResult
+from ..dense import _threshold_bwd as _TB
 from . import sparse_elementwise as _sp
 from .sparse_values import dense_result_error, values_kernels
 from ._util import check_tensor, check_tensor_or_number, is_scalar, with_out
@@ -34,6 +35,7 @@ _new = object.__new__
 _call_dense1 = _dispatch._call_dense1
 _np_less_equal, _np_and = CPU.xp.less_equal, CPU.xp.bitwise_and
 _I32, _I64 = CPU.xp.int32, CPU.xp.int64
+_np_empty = CPU.xp.empty
 
 # dtype rules
 SAME, FLOAT, BOOL, REAL = "same", "float", "bool", "real"
@@ -179,8 +181,15 @@ def _relu_apply(node, grad_outputs):
             or s.layout is not strided or grad.device is not CPU_DEVICE or s.device is not CPU_DEVICE \
             or g.shape != s.data.shape or g.shape == () or s.vc[0] != s.version:
         return _OpNode.apply(node, grad_outputs)  # (a modified result: the formula's error)
+    r = s.data
+    if r.size >= _TB.MIN_SIZE and r.flags.c_contiguous and g.flags.c_contiguous:
+        k = _TB.kernel()  # one vectorized pass of selects (numba)
+        if k is not None:
+            out = _np_empty(r.shape, r.dtype)
+            k(r.reshape(-1), g.reshape(-1), out.reshape(-1), dt.np.type(0))
+            return [_dispatch.wrap(out, dt, CPU_DEVICE, strided)]
     ity = _I32 if dt is D.float32 else _I64
-    m = _np_less_equal(s.data, 0).astype(ity)
+    m = _np_less_equal(r, 0).astype(ity)
     m -= 1
     _np_and(m, g.view(ity), out=m)
     return [_dispatch.wrap(m.view(dt.np), dt, CPU_DEVICE, strided)]

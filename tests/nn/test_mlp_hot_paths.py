@@ -342,3 +342,33 @@ def test_relu_backward_bit_mask_is_threshold_backward(dt):
         got.append(x.grad.numpy())
     assert got[0].dtype == got[1].dtype
     assert got[0].tobytes() == got[1].tobytes()
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("numba_on", [True, False])
+def test_relu_backward_large_kernel_is_threshold_backward(dt, numba_on):
+    """From 4096 elements ReluBackward0 runs one numba pass of selects (the bit mask with numba
+    off, or for a non-contiguous gradient): both bit for bit torch's threshold_backward."""
+    from sparsetorch import _jit
+
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((70, 80)).astype(dt)
+    a.flat[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan]
+    g = rng.standard_normal((70, 80)).astype(dt)
+    g.flat[1:4] = [np.inf, np.nan, -np.inf]
+    g.flat[7] = np.nan
+    old = _jit.use_numba(numba_on)
+    try:
+        for transposed in (False, True):
+            got = []
+            for lib in (st, torch):
+                x = lib.from_numpy(a.copy()).requires_grad_()
+                gl = lib.from_numpy(g.copy())
+                if transposed:
+                    gl = lib.from_numpy(np.ascontiguousarray(g.T)).t()
+                lib.nn.functional.relu(x * 1).backward(gl)
+                got.append(x.grad.numpy())
+            assert got[0].dtype == got[1].dtype
+            assert got[0].tobytes() == got[1].tobytes()
+    finally:
+        _jit.use_numba(old)
