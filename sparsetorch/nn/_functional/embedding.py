@@ -33,9 +33,10 @@ from ... import _dtype as D
 from ... import _jit
 from ..._backend import CPU, get_backend
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import bump_version, call, defop, wrap
+from ..._dispatch import bump_version, call, defop, record_if_grad, wrap
 from ..._layout import sparse_coo, strided
 from ..._tensor import Tensor
+from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import no_grad
 from ...sparse import _convert as C
 from ...sparse import _cuda
@@ -533,11 +534,31 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     proto = _NOFLOAT.get(w.dtype)
     if proto is None:
         proto = _NOFLOAT[w.dtype] = CPU.xp.empty(0, w.dtype)
-    bounds, scale = k[4](ids, off, bool(last), pad, m, proto)
+    if _profiler.ACTIVE is not None:  # the op's profiled range: through the dispatcher
+        bounds, scale = k[4](ids, off, bool(last), pad, m, proto)
+        if not bounds.size:
+            return None
+        ctx = _Bags(ids, num, pad, sparse, bounds, m, scale if scale.size else None)
+        return call(_bag_op, (weight, None), (ctx,))
+    if not w.flags.c_contiguous:  # the kernel prefetches through a flat view of the table
+        w = CPU.xp.ascontiguousarray(w)
+    # one kernel call: offsets checked, bounds and divisors built, bags summed (each Python step
+    # and kernel call costs tens of us when a step's other work has left the caches cold)
+    work = ids.size * w.shape[1]
+    if work < _jit.PAR_MIN_WORK:
+        out, bounds, scale = k[8](w, ids, off, bool(last), pad, m, proto)
+    else:
+        with _jit.limit(work):
+            out, bounds, scale = k[7](w, ids, off, bool(last), pad, m, proto)
     if not bounds.size:
         return None
-    ctx = _Bags(ids, num, pad, sparse, bounds, m, scale if scale.size else None)
-    return call(_bag_op, (weight, None), (ctx,))
+    if out.shape[0] != bounds.size - 1:  # the kernel's sign of an id outside the table
+        raise IndexError("index out of range in self")
+    t = wrap(out, weight.dtype, CPU_DEVICE, strided)
+    if weight._rg:
+        ctx = _Bags(ids, num, pad, sparse, bounds, m, scale if scale.size else None)
+        record_if_grad(_bag_op, t, (weight, None), (ctx,))
+    return t
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,

@@ -22,6 +22,8 @@ __all__ = ["aligned_empty", "kernels", "num_threads"]
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
 gather_sum = None  # set by _build: the numba gather-sum intrinsic (see _gather.py)
 bag_group = bag_scaled = bag_group_sum = None  # set by _build: helpers of the bag_grad kernels
+bag_outside = bag_bounds = bag_sum = bag_sum_1 = None  # set by _build: forward kernels and helpers
+BAG_PF = 16  # rows ahead to prefetch in weighted bags (16-32 measured best, 1M x 64 zipf gather)
 
 
 def kernels(be):
@@ -58,11 +60,59 @@ def _build():
         return False
     # a module global, not a closure variable: numba keys its cache on the closure variables'
     # pickles, and an intrinsic's differs per process (the kernel would recompile every time)
-    global gather_sum, prefetch, bag_group, bag_scaled, bag_group_sum
+    global gather_sum, prefetch, bag_group, bag_scaled, bag_group_sum, bag_outside, bag_bounds
+    global bag_sum, bag_sum_1
     prefetch = _prefetch.prefetch
     gather_sum = _gather.gather_sum
 
     PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
+
+    @njit(cache=True)
+    def bag_outside(ids, bounds, N):
+        """How many ids before the first bag and after the last are outside the table."""
+        B = bounds.size - 1
+        nbad = 0
+        for j in range(bounds[0]):
+            nbad += np.uint64(ids[j]) >= np.uint64(N)
+        for j in range(bounds[B], ids.size):
+            nbad += np.uint64(ids[j]) >= np.uint64(N)
+        return nbad
+
+    @njit(cache=True)
+    def bag_bounds(ids, offsets, last, pad, mode, proto):
+        """The common case's offsets checked and bags bounded: ``(bounds, scale)`` for
+        ``offsets`` that start at 0, do not decrease and end within the ids (``last``: the final
+        offset closes the last bag); ``scale`` the divisor of each bag in ``proto``'s dtype
+        (mode 1: n, 3: sqrt(n), n its non-padding ids, at least 1; else empty). Invalid offsets
+        give two empty arrays: the caller's full path then names the error."""
+        n = ids.size
+        bad = False
+        m = offsets.size
+        B = max(m - 1 if last else m, 0)
+        bounds = np.empty(B + 1, np.int64)
+        if m > 0:
+            bad |= offsets[0] != 0
+            bad |= offsets[m - 1] > n
+            for b in range(m - 1):
+                bad |= offsets[b + 1] < offsets[b]
+            for b in range(B):
+                bounds[b] = offsets[b]
+        if not last or m == 0:
+            bounds[B] = n if m > 0 or not last else 0
+        else:
+            bounds[B] = offsets[m - 1]
+        if bad:
+            return np.empty(0, np.int64), proto[:0]
+        if mode != 1 and mode != 3:
+            return bounds, proto[:0]
+        scale = np.empty(B, proto.dtype)
+        for b in range(B):
+            c = 0
+            for j in range(bounds[b], bounds[b + 1]):
+                c += ids[j] != pad
+            c = max(c, 1)
+            scale[b] = c if mode == 1 else np.sqrt(np.float64(c))
+        return bounds, scale
 
     @njit(parallel=True, cache=True)
     def bag_sum(W, ids, bounds, pad, psw, scale):
@@ -71,7 +121,9 @@ def _build():
         sums are bitwise equal); dividing (not multiplying by 1/n) is what torch's mean does.
         The ids are checked here, each bag's just before its gather (in L1 then; a separate
         pass read them from memory twice): an id outside the table, in a bag or not, gives an
-        empty (0, D) result, which the caller turns into torch's IndexError."""
+        empty (0, D) result, which the caller turns into torch's IndexError. (The bag's body is
+        written out in each kernel, with element indexing only: a helper inlined per bag, or a
+        row view, costs atomic reference counts per bag, 2x the time of a 4096-bag call.)"""
         B = bounds.size - 1
         D = W.shape[1]
         N = np.uint64(W.shape[0])
@@ -79,12 +131,8 @@ def _build():
         Wf = W.reshape(-1)
         has_w = psw.size > 0
         has_s = scale.size > 0
-        nbad = 0
-        for j in range(bounds[0]):  # ids before the first bag and after the last
-            nbad += np.uint64(ids[j]) >= N
-        for j in range(bounds[B], n):
-            nbad += np.uint64(ids[j]) >= N
-        out = np.zeros((B, D), W.dtype) if has_w else np.empty((B, D), W.dtype)
+        nbad = bag_outside(ids, bounds, W.shape[0])
+        out = np.empty((B, D), W.dtype)
         for b in prange(B):
             lo = bounds[b]
             hi = bounds[b + 1]
@@ -94,26 +142,26 @@ def _build():
             if bad:
                 nbad += bad
                 continue
-            o = out[b]
             if not has_w:  # the sum in registers (see _gather.py)
                 gather_sum(W, ids, lo, hi, pad, out, b)
             else:
+                for d in range(D):
+                    out[b, d] = 0
                 for j in range(lo, hi):
-                    if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
-                        ahead = ids[j + PF] * D
+                    if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
+                        ahead = ids[j + BAG_PF] * D
                         for q in range(0, D, 16):
                             prefetch(Wf, ahead + q)
                     i = ids[j]
                     if i == pad:
                         continue
                     c = psw[j]
-                    w = W[i]
                     for d in range(D):
-                        o[d] += c * w[d]
+                        out[b, d] += c * W[i, d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
-                    o[d] /= s
+                    out[b, d] /= s
         if nbad:
             return np.empty((0, D), W.dtype)
         return out
@@ -129,12 +177,8 @@ def _build():
         Wf = W.reshape(-1)
         has_w = psw.size > 0
         has_s = scale.size > 0
-        nbad = 0
-        for j in range(bounds[0]):  # ids before the first bag and after the last
-            nbad += np.uint64(ids[j]) >= N
-        for j in range(bounds[B], n):
-            nbad += np.uint64(ids[j]) >= N
-        out = np.zeros((B, D), W.dtype) if has_w else np.empty((B, D), W.dtype)
+        nbad = bag_outside(ids, bounds, W.shape[0])
+        out = np.empty((B, D), W.dtype)
         for b in range(B):
             lo = bounds[b]
             hi = bounds[b + 1]
@@ -144,29 +188,47 @@ def _build():
             if bad:
                 nbad += bad
                 continue
-            o = out[b]
             if not has_w:  # the sum in registers (see _gather.py)
                 gather_sum(W, ids, lo, hi, pad, out, b)
             else:
+                for d in range(D):
+                    out[b, d] = 0
                 for j in range(lo, hi):
-                    if j + PF < n:  # ask for the row PF ids ahead: the gather is latency-bound
-                        ahead = ids[j + PF] * D
+                    if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
+                        ahead = ids[j + BAG_PF] * D
                         for q in range(0, D, 16):
                             prefetch(Wf, ahead + q)
                     i = ids[j]
                     if i == pad:
                         continue
                     c = psw[j]
-                    w = W[i]
                     for d in range(D):
-                        o[d] += c * w[d]
+                        out[b, d] += c * W[i, d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
-                    o[d] /= s
+                    out[b, d] /= s
         if nbad:
             return np.empty((0, D), W.dtype)
         return out
+
+    @njit(cache=True)  # (bag_sum's loop is parallel)
+    def bag_lean(W, ids, offsets, last, pad, mode, proto):
+        """embedding_bag's common case in one call (no per-sample weights): bag_bounds then
+        bag_sum. Returns ``(out, bounds, scale)``; empty bounds: invalid offsets; ``out`` of
+        no rows: an id outside the table."""
+        bounds, scale = bag_bounds(ids, offsets, last, pad, mode, proto)
+        if bounds.size == 0:
+            return np.empty((0, W.shape[1]), W.dtype), bounds, scale
+        return bag_sum(W, ids, bounds, pad, proto, scale), bounds, scale
+
+    @njit(cache=True)
+    def bag_lean_1(W, ids, offsets, last, pad, mode, proto):
+        """bag_lean on the calling thread."""
+        bounds, scale = bag_bounds(ids, offsets, last, pad, mode, proto)
+        if bounds.size == 0:
+            return np.empty((0, W.shape[1]), W.dtype), bounds, scale
+        return bag_sum_1(W, ids, bounds, pad, proto, scale), bounds, scale
 
     @njit(parallel=True, cache=True)
     def bag_max(W, ids, bounds, pad):
@@ -301,14 +363,15 @@ def _build():
         if coef.size == 0:
             gather_sum(G, src, start[u], start[u + 1], -1, out, u)
             return
-        o = out[u]
-        o[:] = 0
+        D = G.shape[1]
+        for d in range(D):  # (element indexing: no row views, whose reference counts are atomic)
+            out[u, d] = 0
         for q in range(start[u], start[u + 1]):
             j = src[q]
             c = coef[j + lo]
-            g = G[bag[j]]
-            for d in range(o.size):
-                o[d] += c * g[d]
+            b = bag[j]
+            for d in range(D):
+                out[u, d] += c * G[b, d]
 
     @njit(parallel=True, cache=True)
     def bag_grad_par(ids, bounds, G, pad, coef, scale, num):
@@ -344,40 +407,8 @@ def _build():
 
     @njit(cache=True)
     def bag_prep(ids, offsets, last, pad, mode, proto):
-        """The common case's offsets checked and bags bounded in one call: ``(bounds, scale)``
-        for ``offsets`` that start at 0, do not decrease and end within the ids (``last``: the
-        final offset closes the last bag); ``scale`` the divisor of each bag in ``proto``'s
-        dtype (mode 1: n, 3: sqrt(n), n its non-padding ids, at least 1; else empty). Invalid
-        offsets give two empty arrays: the caller's full path then names the error. The ids
-        are checked by the forward kernel (bag_sum), not here."""
-        n = ids.size
-        bad = False
-        m = offsets.size
-        B = max(m - 1 if last else m, 0)
-        bounds = np.empty(B + 1, np.int64)
-        if m > 0:
-            bad |= offsets[0] != 0
-            bad |= offsets[m - 1] > n
-            for b in range(m - 1):
-                bad |= offsets[b + 1] < offsets[b]
-            for b in range(B):
-                bounds[b] = offsets[b]
-        if not last or m == 0:
-            bounds[B] = n if m > 0 or not last else 0
-        else:
-            bounds[B] = offsets[m - 1]
-        if bad:
-            return np.empty(0, np.int64), proto[:0]
-        if mode != 1 and mode != 3:
-            return bounds, proto[:0]
-        scale = np.empty(B, proto.dtype)
-        for b in range(B):
-            c = 0
-            for j in range(bounds[b], bounds[b + 1]):
-                c += ids[j] != pad
-            c = max(c, 1)
-            scale[b] = c if mode == 1 else np.sqrt(np.float64(c))
-        return bounds, scale
+        """bag_bounds as a kernel of its own (the ids are checked by the forward kernel)."""
+        return bag_bounds(ids, offsets, last, pad, mode, proto)
 
     @njit(parallel=True, cache=True)
     def take_rows(W, ids, out):
@@ -434,4 +465,5 @@ def _build():
                 o[d] = w[d]
         return 0
 
-    return bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep, take_rows, take_rows_1
+    return (bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep, take_rows, take_rows_1, bag_lean,
+            bag_lean_1)
