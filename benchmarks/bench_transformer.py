@@ -1,5 +1,6 @@
 """MultiheadAttention and TransformerEncoderLayer forward+backward: sparsetorch beside torch, one
-process, at 1 and 2 threads (torch.set_num_threads and threadpoolctl's BLAS limit alike).
+process, at 1 and 2 threads (torch.set_num_threads, sparsetorch.set_num_threads for numba's
+kernels and threadpoolctl's BLAS limit alike).
 
     python benchmarks/bench_transformer.py            # 9 samples after 2 warm-ups
     python benchmarks/bench_transformer.py --quick    # 3 samples: a smoke test
@@ -106,6 +107,7 @@ def main():
     print(f"d_model {D}, {H} heads, batch {N}, seq {L}, ff {FF}, float32, dropout {args.dropout}; "
           "forward + backward")
     for threads in ([args.threads] if args.threads else [1, 2]):
+        st.set_num_threads(threads)  # numba's kernels (and the BLAS)
         if torch is not None:
             torch.set_num_threads(threads)
         with threadpool_limits(limits=threads):
