@@ -50,3 +50,16 @@ def test_mha_self_attention_gradients_match_torch(batch_first):
         res.append((out.detach().numpy(), xx.grad.numpy(), m.in_proj_weight.grad.numpy()))
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_mha_head_averaged_weights_second_order(average):
+    m = st.nn.MultiheadAttention(4, 2, dtype=st.float64)
+    x = st.tensor(np.random.default_rng(2).standard_normal((3, 2, 4)), requires_grad=True)
+
+    def f(a):
+        out, w = m(a, a, a, average_attn_weights=average)
+        return out.sum() + (w * w).sum()
+
+    assert st.autograd.gradcheck(f, (x,))
+    assert st.autograd.gradgradcheck(f, (x,))

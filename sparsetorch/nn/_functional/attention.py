@@ -420,16 +420,17 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
-    def with_weights(out, w):  # heads back to (L, N, E) / (N, L, E), projected; weights per head
+    def with_weights(out, w, averaged=False):  # heads back to (L, N, E) / (N, L, E), projected
         if bf:
             out = out.view(bsz, num_heads, tgt_len, head_dim).permute(0, 2, 1, 3).reshape(
                 bsz, tgt_len, embed_dim)
         else:
             out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
         out = _linear_rows(out, out_proj_weight, out_proj_bias)
-        w = w.view(bsz, num_heads, tgt_len, src_len)
-        if average_attn_weights:
-            w = w.mean(dim=1)
+        if not averaged:
+            w = w.view(bsz, num_heads, tgt_len, src_len)
+            if average_attn_weights:
+                w = w.mean(dim=1)
         if not is_batched:
             out, w = out.squeeze(1), w.squeeze(0)
         return out, w
@@ -437,8 +438,11 @@ def _mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weigh
     if need_weights and dropout_p == 0.0 and q.dtype in _FUSED_DTYPES and \
             (attn_mask is None or (not attn_mask.requires_grad and _fits(attn_mask.shape, (
                 q.shape[0], q.shape[1], k.shape[1])))):
-        out, w = attention_core(q, k, v, attn_mask, None, math.sqrt(1.0 / head_dim), True, True)
-        return with_weights(out, w)
+        out, w = attention_core(q, k, v, attn_mask, None, math.sqrt(1.0 / head_dim), True, True,
+                                heads=num_heads if average_attn_weights else 0)
+        if not average_attn_weights:
+            return with_weights(out, w)
+        return with_weights(out, w, True)
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / head_dim)
         if attn_mask is not None:

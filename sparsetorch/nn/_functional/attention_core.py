@@ -70,7 +70,7 @@ def _probs(xp, q, k, bias, keep, scale, nan_rows=False):
 
 class _AttentionCore(Function):
     @staticmethod
-    def forward(ctx, q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p):
+    def forward(ctx, q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p, heads):
         be = get_backend(q.device)
         xp = be.xp
         p = _probs(xp, q._data, k._data, None if bias is None else bias._data,
@@ -85,19 +85,25 @@ class _AttentionCore(Function):
         ctx.p = p
         ctx.save_for_backward(q, k, v, bias, keep)
         out = wrap(out, q.dtype, q.device, strided)
+        ctx.heads = heads
         if not need_probs:
             return out
         ctx.set_materialize_grads(False)
-        return out, wrap(p.copy(), q.dtype, q.device, strided)
+        if heads:  # the weights averaged over heads, straight from the buffer (no copy of it)
+            w = p.reshape((-1, heads) + p.shape[-2:]).mean(1)
+        else:
+            w = p.copy()
+        return out, wrap(w, q.dtype, q.device, strided)
 
     @staticmethod
     def backward(ctx, grad, grad_p=None):
         q, k, v, bias, keep = ctx.saved_tensors
         scale = ctx.scale
         drop = ctx.drop
-        nones = (None,) * 6
+        nones = (None,) * 7
         if grad is None and grad_p is None:
             return (None, None, None) + nones
+        heads = ctx.heads
         if is_grad_enabled():  # create_graph: differentiable recomputation
             s = _ops.matmul(q, k.transpose(-2, -1)) * scale
             if bias is not None:
@@ -115,7 +121,12 @@ class _AttentionCore(Function):
             if gp is not None and drop is not None:
                 gp = gp * mt
             if grad_p is not None:
-                gp = grad_p if gp is None else gp + grad_p
+                if heads:  # mean's backward: grad / heads, broadcast over the heads
+                    gpp = (grad_p / heads).unsqueeze(1).expand(
+                        (grad_p.shape[0], heads) + tuple(grad_p.shape[1:])).reshape(p.shape)
+                else:
+                    gpp = grad_p
+                gp = gpp if gp is None else gp + gpp
             gs = p * (gp - (gp * p).sum(-1, keepdim=True))
             return (_ops.matmul(gs, k) * scale, _ops.matmul(gs.transpose(-2, -1), q) * scale,
                     gv) + nones
@@ -131,9 +142,10 @@ class _AttentionCore(Function):
             if drop is not None:
                 undrop_(get_backend(dev), gs, drop)
             if grad_p is not None:
-                gs += grad_p._data
+                _add_probs_grad(xp, gs, grad_p._data, heads)
         else:
-            gs = xp.array(grad_p._data, copy=True)
+            gs = xp.zeros_like(p)
+            _add_probs_grad(xp, gs, grad_p._data, heads)
         be = get_backend(dev)
         kern = _ksm.kernels(be)
         if kern is not None and gs.shape == p.shape and gs.dtype == p.dtype and gs.size and \
@@ -153,12 +165,25 @@ class _AttentionCore(Function):
         return (wrap(gq, dt, dev, strided), wrap(gk, dt, dev, strided), gv) + nones
 
 
-def attention_core(q, k, v, bias, keep, scale, need_probs=False, nan_rows=False, dropout_p=0.0):
+def _add_probs_grad(xp, gs, gp, heads):
+    """``gs += gradient of the weights`` (per head, or of their mean over ``heads``)."""
+    if heads:
+        g4 = gs.reshape((-1, heads) + gs.shape[-2:])
+        g4 += (gp / gp.dtype.type(heads))[:, None]
+    else:
+        gs += gp
+
+
+def attention_core(q, k, v, bias, keep, scale, need_probs=False, nan_rows=False, dropout_p=0.0,
+                   heads=0):
     """``softmax(q k^T * scale + bias) * keep @ v``; ``bias`` float (broadcast to the scores) or
     None, ``keep`` a 0/1 float multiplier of the weights (fully masked rows) or None. Neither
     ``bias`` nor ``keep`` gets a gradient (the caller checks they do not require one).
     ``need_probs``: also return the weights (differentiable). ``nan_rows``: a row whose scores
     are all -inf gives NaN weights (an explicit softmax's result) instead of zeros.
     ``dropout_p``: dropout of the weights before the product with ``v`` (not with
-    ``need_probs``; ``fused_dropout.usable`` must hold)."""
-    return _AttentionCore.apply(q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p)
+    ``need_probs``; ``fused_dropout.usable`` must hold). ``heads``: the weights returned are
+    their mean over groups of ``heads`` consecutive batch entries (``(N * heads, L, S)`` ->
+    ``(N, L, S)``, MultiheadAttention's ``average_attn_weights``), 0: per entry."""
+    return _AttentionCore.apply(q, k, v, bias, keep, scale, need_probs, nan_rows, dropout_p,
+                                heads)
