@@ -568,3 +568,30 @@ def test_tables_start_on_a_cache_line():
         m2 = cls(100, 16)
         m2.load_state_dict(m.state_dict())
         np.testing.assert_array_equal(m2.weight.detach().numpy(), m.weight.detach().numpy())
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_bag_sparse_grad_accumulates_as_torch(mode):
+    """EmbeddingBag(sparse=True) gradients of zipf ids (hot rows hit hundreds of times), from
+    two backward calls into one .grad: coalesced here (sorted unique rows, one entry each), equal
+    to torch's uncoalesced gradient after its coalesce(); large enough for the parallel kernels
+    (ids x columns past PAR_MIN_WORK) when numba has several threads."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    num, dim, n, per = 5000, 64, 9000, 9
+    ids = (rng.zipf(1.2, n) % num).astype(np.int64)
+    off = np.arange(0, n, per)
+    w0 = rng.standard_normal((num, dim)).astype(np.float32)
+    w = st.tensor(w0, requires_grad=True)
+    tw = torch.tensor(w0, requires_grad=True)
+    for _ in range(2):
+        g = rng.standard_normal((n // per, dim)).astype(np.float32)
+        F.embedding_bag(st.tensor(ids), w, st.tensor(off), mode=mode, sparse=True).backward(
+            st.tensor(g))
+        torch.nn.functional.embedding_bag(torch.tensor(ids), tw, torch.tensor(off), mode=mode,
+                                          sparse=True).backward(torch.tensor(g))
+    assert w.grad.layout is st.sparse_coo and w.grad.is_coalesced()
+    a, b = w.grad, tw.grad.coalesce()
+    np.testing.assert_array_equal(a.indices().numpy(), b.indices().numpy())
+    np.testing.assert_allclose(a.values().numpy(), b.values().numpy(), rtol=1e-5, atol=1e-4)
+    assert a.values().dtype is st.float32

@@ -435,10 +435,8 @@ def _build():
                     for q in range(0, D, 16):
                         prefetch(Wf, a + q)
                     prefetch(Wf, a + D - 1)
-            o = out[j]
-            w = W[i]
-            for d in range(D):
-                o[d] = w[d]
+            for d in range(D):  # (elements: a row view costs two atomic reference counts)
+                out[j, d] = W[i, d]
         return nbad
 
     @njit(cache=True)
@@ -459,10 +457,8 @@ def _build():
                     for q in range(0, D, 16):
                         prefetch(Wf, a + q)
                     prefetch(Wf, a + D - 1)
-            o = out[j]
-            w = W[i]
-            for d in range(D):
-                o[d] = w[d]
+            for d in range(D):  # (elements: a row view costs two atomic reference counts)
+                out[j, d] = W[i, d]
         return 0
 
     return (bag_sum, bag_max, bag_grad, bag_sum_1, bag_prep, take_rows, take_rows_1, bag_lean,
