@@ -105,7 +105,10 @@ def _lean_index_select(input, dim, index):
     x = input._data
     idx = index._data
     nd = x.ndim
-    if idx.ndim != 1 or not nd or not -nd <= dim < nd or (idx.size and _min(idx) < 0):
+    n = idx.size
+    # (no negative ids: a short index's list min, ~0.3 us, skips the ufunc reduction's setup)
+    if idx.ndim != 1 or not nd or not -nd <= dim < nd \
+            or (n and (min(idx.tolist()) if n <= 64 else _min(idx)) < 0):
         return None
     d = dim + nd if dim < 0 else dim
     try:
