@@ -37,10 +37,21 @@ def _scores(xp, q, k, bias, scale):
     return s
 
 
-def _probs(xp, q, k, bias, keep, scale, nan_rows=False):
-    """softmax over the last dim in place. The shift is the global max (one fast reduction; any
+def _probs(xp, q, k, bias, keep, scale, nan_rows=False, kern=None):
+    """softmax over the last dim in place (float32 without a bias, with the numba kernels
+    ``kern``: one kernel, ``softmax_shifted_``). The shift is the global max (one fast reduction; any
     shift per row gives the same softmax) unless some row's sum then falls below sqrt(tiny): that
     row would lose precision to underflow, and the per-row max is used instead."""
+    if kern is not None and q.dtype == xp.float32 and bias is None and scale > 0:
+        s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+        top = s.max() * s.dtype.type(scale)
+        if s.size and s.flags.c_contiguous and bool(xp.isfinite(top)):
+            with _jit.limit(s.size * 8):  # scale, shift, exp, row sums, division: one kernel
+                zmin = kern[1](s.reshape(-1, s.shape[-1]), xp.array([scale, top], s.dtype))
+            if zmin >= xp.finfo(s.dtype).tiny ** 0.5:
+                if keep is not None:
+                    s *= keep
+                return s
     s = _scores(xp, q, k, bias, scale)
     ones = xp.ones((s.shape[-1], 1), dtype=s.dtype)  # row sums as one GEMV
     top = s.max()
@@ -74,7 +85,7 @@ class _AttentionCore(Function):
         be = get_backend(q.device)
         xp = be.xp
         p = _probs(xp, q._data, k._data, None if bias is None else bias._data,
-                   None if keep is None else keep._data, scale, nan_rows)
+                   None if keep is None else keep._data, scale, nan_rows, _ksm.kernels(be))
         ctx.drop = None
         if dropout_p:  # torch's dropout of the weights (its stream, in their order), one pass
             pd = xp.empty_like(p)
