@@ -157,7 +157,8 @@ def main():
     p.add_argument("--cpu-time", action="store_true",
                    help="time by process CPU time (with --threads 1: robust on a busy machine)")
     p.add_argument("--only", default="",
-                   help="run only the large rows whose title contains this text (e.g. gelu)")
+                   help="run only the large rows whose title contains this text (e.g. gelu); "
+                        "MLP: only the MLP head")
     args = p.parse_args()
     args.clock = time.process_time_ns if args.cpu_time else None
     if args.quick:
@@ -169,8 +170,9 @@ def main():
     _harness.print_environment()
     if not args.no_wait:
         _harness.wait_for_quiet()
-    large_section(args, 1_000_000 if args.quick else 7_300_000)
-    if not args.only:
+    if args.only != "MLP":
+        large_section(args, 1_000_000 if args.quick else 7_300_000)
+    if not args.only or args.only == "MLP":
         mlp_section(args)
 
 

@@ -211,6 +211,12 @@ _INV_SQRT_2PI = 0.3989422804014327
 
 def _np_act(be, kind, x, a, b, c):
     xp = be.xp
+    if kind == SIGMOID:
+        return be.special.expit(x)
+    if kind == LOGSIGMOID:
+        return logsigmoid(be, x)
+    if kind == SOFTPLUS:
+        return softplus(be, x, a, b)
     if kind == SILU:
         return x * be.special.expit(x)
     if kind == GELU:  # erfc: no cancellation in the left tail; float32: nan at +inf, as torch's
@@ -227,6 +233,13 @@ def _np_act(be, kind, x, a, b, c):
 
 def _np_act_bwd(be, kind, g, x, a, b, c):
     xp = be.xp
+    if kind == SIGMOID:
+        s = be.special.expit(x)
+        return g * s * (1 - s)
+    if kind == LOGSIGMOID:
+        return logsigmoid_backward(be, g, x)
+    if kind == SOFTPLUS:
+        return softplus_backward(be, g, x, a, b)
     if kind == SILU:
         s = be.special.expit(x)
         return g * s * (1 + x * (1 - s))
@@ -264,15 +277,30 @@ def activation_backward(be, kind, g, x, a=0.0, b=0.0, c=0.0):
 # driver that runs it on chunks of _CHUNK elements; below the thread policy's threshold the
 # serial loop runs on the whole array (no parallel region at all).
 
+def _head(out):
+    """How many elements of ``out`` precede its first 64-byte aligned one. The kernels run those
+    apart, so that the vector loop's stores never split a cache line (NumPy's large arrays start
+    16 bytes past one): 7.3M float32, 1 thread, leaky_relu 3.2 -> 2.6 ms, sigmoid 3.6 -> 3.2."""
+    return (-(out.ctypes.data // out.itemsize)) % (64 // out.itemsize)
+
+
 def _act(be, k, kind, x, a, b, c):
     out = be.xp.empty_like(x)
-    _run(k, "act", x.size, kind, x.reshape(-1), a, b, c, out.reshape(-1))
+    o, xf = out.reshape(-1), x.reshape(-1)
+    h = _head(o)
+    if h:
+        k.act_s(kind, xf[:h], a, b, c, o[:h])
+    _run(k, "act", o.size - h, kind, xf[h:], a, b, c, o[h:])
     return out
 
 
 def _act_bwd(be, k, kind, g, x, a, b, c):
     out = be.xp.empty_like(x)
-    _run(k, "act_bwd", x.size, kind, g.reshape(-1), x.reshape(-1), a, b, c, out.reshape(-1))
+    o, gf, xf = out.reshape(-1), g.reshape(-1), x.reshape(-1)
+    h = _head(o)
+    if h:
+        k.act_bwd_s(kind, gf[:h], xf[:h], a, b, c, o[:h])
+    _run(k, "act_bwd", o.size - h, kind, gf[h:], xf[h:], a, b, c, o[h:])
     return out
 
 
@@ -297,7 +325,7 @@ def _build():
     # kernels called by other kernels are module globals too (a dispatcher in a closure changes
     # the cache key every process: the callers would recompile each time)
     global _bce_row, _sum8, bce_rows, _bce_bwd_row, bce_bwd_rows, ferfc, fexpm1
-    global act_s, act_bwd_s, fgelu, fgelu_grad, wide, fsigmoid, fsig_mul
+    global act_s, act_bwd_s, _act4, _act4_bwd, fgelu, fgelu_grad, wide, fsigmoid, fsig_mul
     ferfc, fexpm1 = _fastmath.ferfc, _fastmath.fexpm1
     fgelu, fgelu_grad, wide = _fastmath.fgelu, _fastmath.fgelu_grad, _fastmath.wide
     fsigmoid, fsig_mul = _fastmath.fsigmoid, _fastmath.fsig_mul
@@ -448,126 +476,193 @@ def _build():
         for blk in prange((R + B - 1) // B):
             bce_bwd_rows(g, gs, x, t, w, wr, pw, pr, out, m, blk * B, min(R, blk * B + B))
 
+    # The element loops: four quarters of the slice per iteration (the slice a multiple of 64
+    # elements, so each quarter's stores start 64-byte aligned where the first's do). Four read
+    # and four write streams keep more memory traffic in flight than one, and the four chains of
+    # a long formula overlap: 7.3M float32, 1 thread, sigmoid 3.2-3.4 -> 2.6-3.0 ms, gelu (one
+    # stream) 4.5-6.4 -> 4.3. act_s / act_bwd_s run the rest (< 64) through a zero-padded block.
+
     @jit
-    def act_s(kind, x, a, b, c, out):
+    def _act4(kind, x, a, b, c, out):
         wide()
-        half = x.dtype.type(0.5)
+        q = x.size // 4
         one = x.dtype.type(1)
         two = x.dtype.type(2)
         zero = x.dtype.type(0)
         if kind == 0:  # silu
-            for i in range(x.size):
-                out[i] = fsig_mul(x[i], x[i])
-        elif kind == 1:  # gelu (erf): two independent halves per iteration (the formula is one
-            # long dependency chain: interleaved, twice the elements are in flight)
-            n = x.size
-            h = n // 2
-            for i in range(h):
-                out[i] = fgelu(x[i])
-                out[i + h] = fgelu(x[i + h])
-            if n > 2 * h:
-                out[n - 1] = fgelu(x[n - 1])
-        elif kind == 2 and x.itemsize == 4:  # gelu (tanh): 0.5 v (1 + tanh(u)) = v sigmoid(2u)
-            k0 = x.dtype.type(2 * _SQRT_2_PI)
-            k1 = x.dtype.type(0.044715)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = fsig_mul(v, (v + k1 * v * v * v) * k0)
-        elif kind == 2:  # gelu (tanh), float64: 0.5 v (1 + tanh(u))
+
+            def f0(v):
+                return fsig_mul(v, v)
+            for i in range(q):
+                out[i], out[i + q] = f0(x[i]), f0(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f0(x[i + 2 * q]), f0(x[i + 3 * q])
+        elif kind == 1:  # gelu (erf)
+            for i in range(q):
+                out[i], out[i + q] = fgelu(x[i]), fgelu(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = fgelu(x[i + 2 * q]), fgelu(x[i + 3 * q])
+        elif kind == 2:  # gelu (tanh): float32 v sigmoid(2u), float64 0.5 v (1 + tanh(u))
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
-            for i in range(x.size):
-                v = x[i]
+            f32 = x.itemsize == 4
+
+            def f2(v):
                 u = (v + k1 * v * v * v) * k0
-                out[i] = half * v * (two - two / (one + fexp(two * u)))
+                if f32:
+                    return fsig_mul(v, two * u)
+                return v * (one - one / (one + fexp(two * u)))
+            for i in range(q):
+                out[i], out[i + q] = f2(x[i]), f2(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f2(x[i + 2 * q]), f2(x[i + 3 * q])
         elif kind == 3:  # leaky_relu
             sl = x.dtype.type(a)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = v if v > zero else v * sl
+
+            def f3(v):
+                return v if v > zero else v * sl
+            for i in range(q):
+                out[i], out[i + q] = f3(x[i]), f3(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f3(x[i + 2 * q]), f3(x[i + 3 * q])
         elif kind == 4:  # elu
             ab = x.dtype.type(a * b)
             sc = x.dtype.type(b)
             ins = x.dtype.type(c)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = v * sc if v > zero else fexpm1(v * ins) * ab
+
+            def f4(v):
+                return v * sc if v > zero else fexpm1(v * ins) * ab
+            for i in range(q):
+                out[i], out[i + q] = f4(x[i]), f4(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f4(x[i + 2 * q]), f4(x[i + 3 * q])
         elif kind == 5:  # sigmoid
-            for i in range(x.size):
-                out[i] = fsigmoid(x[i])
+            for i in range(q):
+                out[i], out[i + q] = fsigmoid(x[i]), fsigmoid(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = fsigmoid(x[i + 2 * q]), fsigmoid(x[i + 3 * q])
         elif kind == 6:  # logsigmoid: min(x, 0) - log1p(exp(-|x|))
-            for i in range(x.size):
-                v = x[i]
-                out[i] = min(v, zero) - flog1p01(fexp(-abs(v)))
+
+            def f6(v):
+                return min(v, zero) - flog1p01(fexp(-abs(v)))
+            for i in range(q):
+                out[i], out[i + q] = f6(x[i]), f6(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f6(x[i + 2 * q]), f6(x[i + 3 * q])
         else:  # softplus (a = beta, b = threshold)
             be = x.dtype.type(a)
             th = x.dtype.type(b)
-            for i in range(x.size):
-                v = x[i]
+
+            def f7(v):
                 bx = v * be
                 sp = (max(bx, zero) + flog1p01(fexp(-abs(bx)))) / be
-                out[i] = v if bx > th else sp
+                return v if bx > th else sp
+            for i in range(q):
+                out[i], out[i + q] = f7(x[i]), f7(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f7(x[i + 2 * q]), f7(x[i + 3 * q])
 
     @jit
-    def act_bwd_s(kind, g, x, a, b, c, out):
+    def _act4_bwd(kind, g, x, a, b, c, out):
         wide()
+        q = x.size // 4
         half = x.dtype.type(0.5)
         one = x.dtype.type(1)
         two = x.dtype.type(2)
         zero = x.dtype.type(0)
-        if kind == 0:  # silu
-            for i in range(x.size):
-                v = x[i]
+        if kind == 0:  # silu: s (1 + x (1 - s))
+
+            def f0(d, v):
                 s = fsigmoid(v)
-                out[i] = g[i] * s * (one + v * (one - s))
-        elif kind == 1:  # gelu (erf): cdf + x pdf, two halves interleaved (as the forward)
-            n = x.size
-            h = n // 2
-            for i in range(h):
-                out[i] = g[i] * fgelu_grad(x[i])
-                out[i + h] = g[i + h] * fgelu_grad(x[i + h])
-            if n > 2 * h:
-                out[n - 1] = g[n - 1] * fgelu_grad(x[n - 1])
-        elif kind == 2 and x.itemsize == 4:  # gelu (tanh): with s = sigmoid(2u), 1 + tanh(u) = 2s
-            k0 = x.dtype.type(_SQRT_2_PI)  # and 0.5 v (1 - tanh(u)^2) = 2 v s (1 - s)
-            k1 = x.dtype.type(0.044715)
-            k3 = x.dtype.type(3 * 0.044715)
-            for i in range(x.size):
-                v = x[i]
-                v2 = v * v
-                s = fsigmoid(two * (v + k1 * v2 * v) * k0)
-                out[i] = g[i] * (s + two * v * s * (one - s) * k0 * (one + k3 * v2))
-        elif kind == 2:  # gelu (tanh), float64
+                return d * s * (one + v * (one - s))
+            for i in range(q):
+                out[i], out[i + q] = f0(g[i], x[i]), f0(g[i + q], x[i + q])
+                out[i + 2 * q] = f0(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f0(g[i + 3 * q], x[i + 3 * q])
+        elif kind == 1:  # gelu (erf): cdf + x pdf
+            for i in range(q):
+                out[i], out[i + q] = g[i] * fgelu_grad(x[i]), g[i + q] * fgelu_grad(x[i + q])
+                out[i + 2 * q] = g[i + 2 * q] * fgelu_grad(x[i + 2 * q])
+                out[i + 3 * q] = g[i + 3 * q] * fgelu_grad(x[i + 3 * q])
+        elif kind == 2:  # gelu (tanh)
             k0 = x.dtype.type(_SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
             k3 = x.dtype.type(3 * 0.044715)
-            for i in range(x.size):
-                v = x[i]
+            f32 = x.itemsize == 4
+
+            def f2(d, v):
                 v2 = v * v
+                if f32:  # s = sigmoid(2u): 1 + tanh(u) = 2s, 0.5 v (1 - tanh(u)^2) = 2 v s (1 - s)
+                    s = fsigmoid(two * (v + k1 * v2 * v) * k0)
+                    return d * (s + two * v * s * (one - s) * k0 * (one + k3 * v2))
                 t = one - two / (one + fexp(two * (v + k1 * v2 * v) * k0))
-                d = half * (one + t) + half * v * (one - t * t) * k0 * (one + k3 * v2)
-                out[i] = g[i] * d
+                return d * (half * (one + t) + half * v * (one - t * t) * k0 * (one + k3 * v2))
+            for i in range(q):
+                out[i], out[i + q] = f2(g[i], x[i]), f2(g[i + q], x[i + q])
+                out[i + 2 * q] = f2(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f2(g[i + 3 * q], x[i + 3 * q])
         elif kind == 3:  # leaky_relu
             sl = x.dtype.type(a)
-            for i in range(x.size):
-                out[i] = g[i] if x[i] > zero else g[i] * sl
-        elif kind == 4:  # elu
+
+            def f3(d, v):
+                return d if v > zero else d * sl
+            for i in range(q):
+                out[i], out[i + q] = f3(g[i], x[i]), f3(g[i + q], x[i + q])
+                out[i + 2 * q] = f3(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f3(g[i + 3 * q], x[i + 3 * q])
+        elif kind == 4:  # elu (nan: g * scale)
             sc = x.dtype.type(b)
             abc = x.dtype.type(a * b * c)
             ins = x.dtype.type(c)
-            for i in range(x.size):
-                v = x[i]
-                out[i] = g[i] * fexp(v * ins) * abc if v <= zero else g[i] * sc  # nan: g * sc
-        elif kind == 6:  # logsigmoid: g * sigmoid(-x)
-            for i in range(x.size):
-                out[i] = fsig_mul(g[i], -x[i])
+
+            def f4(d, v):
+                return d * fexp(v * ins) * abc if v <= zero else d * sc
+            for i in range(q):
+                out[i], out[i + q] = f4(g[i], x[i]), f4(g[i + q], x[i + q])
+                out[i + 2 * q] = f4(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f4(g[i + 3 * q], x[i + 3 * q])
+        elif kind == 5:  # sigmoid: s (1 - s)
+
+            def f5(d, v):
+                s = fsigmoid(v)
+                return d * s * (one - s)
+            for i in range(q):
+                out[i], out[i + q] = f5(g[i], x[i]), f5(g[i + q], x[i + q])
+                out[i + 2 * q] = f5(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f5(g[i + 3 * q], x[i + 3 * q])
+        elif kind == 6:  # logsigmoid: g sigmoid(-x)
+            for i in range(q):
+                out[i], out[i + q] = fsig_mul(g[i], -x[i]), fsig_mul(g[i + q], -x[i + q])
+                out[i + 2 * q] = fsig_mul(g[i + 2 * q], -x[i + 2 * q])
+                out[i + 3 * q] = fsig_mul(g[i + 3 * q], -x[i + 3 * q])
         else:  # softplus: g where beta x > threshold, else g sigmoid(beta x)
             be = x.dtype.type(a)
             th = x.dtype.type(b)
-            for i in range(x.size):
-                bx = x[i] * be
-                d = fsig_mul(g[i], bx)
-                out[i] = g[i] if bx > th else d
+
+            def f7(d, v):
+                return d if v * be > th else fsig_mul(d, v * be)
+            for i in range(q):
+                out[i], out[i + q] = f7(g[i], x[i]), f7(g[i + q], x[i + q])
+                out[i + 2 * q] = f7(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f7(g[i + 3 * q], x[i + 3 * q])
+
+    @jit
+    def act_s(kind, x, a, b, c, out):
+        n = x.size
+        m = n - n % 64
+        _act4(kind, x[:m], a, b, c, out[:m])
+        if m < n:
+            xs = np.zeros(64, x.dtype)
+            os = np.empty(64, x.dtype)
+            xs[:n - m] = x[m:]
+            _act4(kind, xs, a, b, c, os)
+            out[m:] = os[:n - m]
+
+    @jit
+    def act_bwd_s(kind, g, x, a, b, c, out):
+        n = x.size
+        m = n - n % 64
+        _act4_bwd(kind, g[:m], x[:m], a, b, c, out[:m])
+        if m < n:
+            gs = np.zeros(64, x.dtype)
+            xs = np.zeros(64, x.dtype)
+            os = np.empty(64, x.dtype)
+            gs[:n - m] = g[m:]
+            xs[:n - m] = x[m:]
+            _act4_bwd(kind, gs, xs, a, b, c, os)
+            out[m:] = os[:n - m]
 
     @pjit
     def act_p(kind, x, a, b, c, out, nc):
