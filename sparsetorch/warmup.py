@@ -154,7 +154,7 @@ def _small_bmm(dtype):
 
 
 def _threshold_bwd(dtype):
-    x = st.randn(64, 128, dtype=dtype, requires_grad=True)
+    x = st.randn(128, 128, dtype=dtype, requires_grad=True)
     F.relu(x).sum().backward()
 
 
@@ -177,7 +177,7 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "topk": ("topk in torch's CPU order (partial_sort / nth_element + sort)", _topk),
     "small_bmm": ("bmm of small matrices by a transposed batch (T @ T^T, q @ k^T)", _small_bmm),
     "pointwise": ("add, sub, mul, div and sum of large arrays on several threads", _pointwise),
-    "threshold_bwd": ("relu's backward (threshold_backward) from 4096 elements", _threshold_bwd),
+    "threshold_bwd": ("relu's backward (threshold_backward) from 16384 elements", _threshold_bwd),
 }
 
 

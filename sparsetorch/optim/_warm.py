@@ -39,7 +39,7 @@ def _step_kernels(dt):
     if not _STEP_KERNELS:
         bmm = _small_bmm.nt_kernel()
         _STEP_KERNELS.append(((bmm,) if bmm is not None else None, None))
-        relu = _threshold_bwd.kernel()  # an MLP's ReLU backward from 4096 elements
+        relu = _threshold_bwd.kernel()  # an MLP's ReLU backward from 16384 elements
         _STEP_KERNELS.append(((relu,) if relu is not None else None, None))
         _STEP_KERNELS.append((_spmm._nb(CPU, dt), _SPMM_ROWS))  # one group for every dtype
     return _STEP_KERNELS

@@ -347,14 +347,14 @@ def test_relu_backward_bit_mask_is_threshold_backward(dt):
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("numba_on", [True, False])
 def test_relu_backward_large_kernel_is_threshold_backward(dt, numba_on):
-    """From 4096 elements ReluBackward0 runs one numba pass of selects (the bit mask with numba
+    """From 16384 elements ReluBackward0 runs one numba pass of selects (the bit mask with numba
     off, or for a non-contiguous gradient): both bit for bit torch's threshold_backward."""
     from sparsetorch import _jit
 
     rng = np.random.default_rng(9)
-    a = rng.standard_normal((70, 80)).astype(dt)
+    a = rng.standard_normal((140, 120)).astype(dt)
     a.flat[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan]
-    g = rng.standard_normal((70, 80)).astype(dt)
+    g = rng.standard_normal((140, 120)).astype(dt)
     g.flat[1:4] = [np.inf, np.nan, -np.inf]
     g.flat[7] = np.nan
     old = _jit.use_numba(numba_on)
