@@ -320,9 +320,9 @@ def _lean_join(tensors, dim, is_cat):
         s = x.shape
         if is_cat and s == (0,):
             return None  # legacy empty 1-D: the checked path skips it
-        if s != shape:
-            if not is_cat or len(s) != n or s[:dim] != shape[:dim] or s[dim + 1:] != shape[dim + 1:]:
-                return None
+        if s != shape and (not is_cat or len(s) != n or s[:dim] != shape[:dim]
+                           or s[dim + 1:] != shape[dim + 1:]):
+            return None
         if t._rg:
             rg = True
         payloads.append(x)
