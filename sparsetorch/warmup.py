@@ -158,6 +158,19 @@ def _threshold_bwd(dtype):
     F.relu(x).sum().backward()
 
 
+def _transformer(dtype):
+    # layer norm, dropout (in the layers and inside the attention core), the attention core's
+    # softmax kernels and the per-head split, forward and backward; the random state is kept
+    from ._generator import fork_rng
+
+    with fork_rng():
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True, dtype=dtype)
+        x = st.randn(2, 5, 8, dtype=dtype, requires_grad=True)
+        layer(x).sum().backward()
+        out, w = layer.self_attn(x, x, x)
+        (out.sum() + w.sum()).backward()
+
+
 def _pointwise(dtype):
     # a large add/sub/mul/div or sum takes them only with two free cores: run them directly
     _par_pointwise.warm_up(dtype.np)
@@ -178,6 +191,8 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "small_bmm": ("bmm of small matrices by a transposed batch (T @ T^T, q @ k^T)", _small_bmm),
     "pointwise": ("add, sub, mul, div and sum of large arrays on several threads", _pointwise),
     "threshold_bwd": ("relu's backward (threshold_backward) from 16384 elements", _threshold_bwd),
+    "transformer": ("layer norm, dropout, attention softmax and head split, fwd and bwd",
+                    _transformer),
 }
 
 
