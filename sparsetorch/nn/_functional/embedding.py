@@ -551,8 +551,8 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     else:
         with _jit.limit(work):
             out, bounds, scale = k[7](w, ids, off, bool(last), pad, m, proto)
-    if not bounds.size:
-        return None
+    if not bounds.size or (bounds.size == 1 and ids.size):  # invalid offsets, or ids and no
+        return None  # bags: the full path names the error (an id outside every bag is one too)
     if out.shape[0] != bounds.size - 1:  # the kernel's sign of an id outside the table
         raise IndexError("index out of range in self")
     t = wrap(out, weight.dtype, CPU_DEVICE, strided)
