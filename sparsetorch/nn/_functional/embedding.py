@@ -138,8 +138,8 @@ def _emb_kernel(be, w, ctx):
     if work < _jit.PAR_MIN_WORK:
         bad = k[6](w, flat, out)
     else:
-        with _jit.limit(work):
-            bad = k[5](w, flat, out)
+        with _jit.limit(work) as nt:  # one thread (a busy machine, or the user's setting):
+            bad = (k[5] if nt > 1 else k[6])(w, flat, out)  # the serial twin, no parallel region
     if bad:  # ids outside the table
         raise IndexError("index out of range in self")
     return out.reshape(ids.shape + (w.shape[1],))
@@ -234,8 +234,8 @@ def _bag_forward_kernel(be, w, psw, ctx):
         if work < _jit.PAR_MIN_WORK:  # the serial twin: no thread switch, no parallel region
             out = k[3](*args)
         else:
-            with _jit.limit(work):
-                out = k[0](*args)
+            with _jit.limit(work) as nt:
+                out = (k[0] if nt > 1 else k[3])(*args)
         if out.shape[0] != ctx.bounds.size - 1:  # the kernel's sign of an id outside the table
             raise IndexError("index out of range in self")
         return out
@@ -331,8 +331,8 @@ def _bag_bwd_kernel(be, g, psw, ctx):
         if work < _jit.PAR_MIN_WORK:  # the serial kernel: no thread-count switch needed
             rows, vals = k[2](*args, 1)
         else:
-            with _jit.limit(work):
-                rows, vals = k[2](*args, K.num_threads())
+            with _jit.limit(work) as nt:
+                rows, vals = k[2](*args, nt)
     elif ctx.sparse and be.name != "cpu":
         rows, vals = _bag_grad_rows(be, g, ctx)
         return COO(rows.reshape(1, -1), vals, shape, rows.size <= 1)
@@ -549,8 +549,8 @@ def _bag_lean(input, weight, offsets, mode, sparse, last, padding_idx):
     if work < _jit.PAR_MIN_WORK:
         out, bounds, scale = k[8](w, ids, off, bool(last), pad, m, proto)
     else:
-        with _jit.limit(work):
-            out, bounds, scale = k[7](w, ids, off, bool(last), pad, m, proto)
+        with _jit.limit(work) as nt:  # one thread: the serial kernel (no parallel region)
+            out, bounds, scale = (k[7] if nt > 1 else k[8])(w, ids, off, bool(last), pad, m, proto)
     if not bounds.size or (bounds.size == 1 and ids.size):  # invalid offsets, or ids and no
         return None  # bags: the full path names the error (an id outside every bag is one too)
     if out.shape[0] != bounds.size - 1:  # the kernel's sign of an id outside the table
