@@ -26,8 +26,15 @@ def _fits(small, big):
     return all(a in (1, b) for a, b in zip(small[::-1], big[::-1]))
 
 
+def _t(xp, a):
+    """``a``'s last two dims swapped, laid out contiguous: NumPy's matmul sends a transposed
+    second operand of a stacked product through its slow loop (q @ k^T, (256, 64, 32):
+    1.15 ms; with this copy 0.19 + 0.50 ms)."""
+    return xp.ascontiguousarray(xp.swapaxes(a, -1, -2))
+
+
 def _scores(xp, q, k, bias, scale):
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s = xp.matmul(q, _t(xp, k))
     s *= s.dtype.type(scale)
     if bias is not None:
         if _fits(bias.shape, s.shape):
@@ -43,7 +50,7 @@ def _probs(xp, q, k, bias, keep, scale, nan_rows=False, kern=None):
     shift per row gives the same softmax) unless some row's sum then falls below sqrt(tiny): that
     row would lose precision to underflow, and the per-row max is used instead."""
     if kern is not None and q.dtype == xp.float32 and bias is None and scale > 0:
-        s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+        s = xp.matmul(q, _t(xp, k))
         top = s.max() * s.dtype.type(scale)
         if s.size and s.flags.c_contiguous and bool(xp.isfinite(top)):
             with _jit.limit(s.size * 8):  # scale, shift, exp, row sums, division: one kernel
@@ -149,7 +156,7 @@ class _AttentionCore(Function):
             g = grad._data
             pd = p if drop is None else ctx.pd
             gv = wrap(xp.matmul(xp.swapaxes(pd, -1, -2), g), dt, dev, strided)
-            gs = xp.matmul(g, xp.swapaxes(v._data, -1, -2))
+            gs = xp.matmul(g, _t(xp, v._data))
             if drop is not None:
                 undrop_(get_backend(dev), gs, drop)
             if grad_p is not None:
