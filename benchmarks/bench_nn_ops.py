@@ -116,7 +116,7 @@ def large_section(args, n):
         v["sparsetorch (no numba)"] = _harness.loop(_no_numba(s_fn))
         if comp is not None:
             v["composite before fusion (NumPy)"] = _harness.loop(comp)
-        res = _harness.compare(v, 1, args.samples, args.warmup, args.clock)
+        res = _harness.compare(v, args.inner, args.samples, args.warmup, args.clock)
         _harness.print_table(res, "torch" if torch is not None else None, title, "us")
 
 
@@ -156,6 +156,11 @@ def main():
                    help="threads for torch and numba alike (default: their own defaults)")
     p.add_argument("--cpu-time", action="store_true",
                    help="time by process CPU time (with --threads 1: robust on a busy machine)")
+    p.add_argument("--inner", type=int, default=3,
+                   help="calls per timed sample of a large row (default 3): the first call of a "
+                        "sample also pays for the previous variant's output lines still dirty in "
+                        "the cache (written back while it runs; torch's allocator hands out a "
+                        "fresh block each call), the others only for its own")
     p.add_argument("--only", default="",
                    help="run only the large rows whose title contains this text (e.g. gelu); "
                         "MLP: only the MLP head")

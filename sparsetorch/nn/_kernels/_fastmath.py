@@ -163,6 +163,28 @@ def _flog1p01_impl(z):
     return lambda z: math.log1p(z)
 
 
+def _exp_poly(r):  # pure-Python twin of the float32 helper below (never called)
+    return math.exp(r)
+
+
+@overload(_exp_poly, jit_options={"fastmath": {"contract"}})
+def _exp_poly_impl(r):
+    """exp(r) on |r| <= ln2 / 2 (float32): 1 + r (1 + r P(r)), Horner all the way (6 fma; the
+    form 1 + (r + r^2 P) costs one multiply and one add more)."""
+    if isinstance(r, types.Float) and r.bitwidth == 32:
+        e0, e1, e2, e3, e4 = (F(c) for c in _EP)
+
+        def f32(r):
+            p = _fma(e4, r, e3)
+            p = _fma(p, r, e2)
+            p = _fma(p, r, e1)
+            p = _fma(p, r, e0)
+            p = _fma(p, r, F(1.0))
+            return _fma(p, r, F(1.0))
+        return f32
+    return None
+
+
 def fsigmoid(v):
     return 1.0 / (1.0 + math.exp(-v))
 
@@ -170,8 +192,6 @@ def fsigmoid(v):
 @overload(fsigmoid, jit_options={"fastmath": {"contract"}})
 def _fsigmoid_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
-        e0, e1, e2, e3, e4 = (F(c) for c in _EP)
-
         def f32(v):
             # z = exp(-|v|) in (0, 1]: 1 / (1 + z) for v >= 0, z / (1 + z) below. 1 + z is in
             # [1, 2]: the reciprocal estimate needs no special case, and one more Newton step
@@ -184,12 +204,10 @@ def _fsigmoid_impl(v):
             k = kf - F(_SHIFT)
             r = _fma(k, F(-_LN2_HI), m)
             r = _fma(k, F(-_LN2_LO), r)
-            p = _fma(e4, r, e3)
-            p = _fma(p, r, e2)
-            p = _fma(p, r, e1)
-            p = _fma(p, r, e0)
-            y = _fma(p, r * r, r) + F(1.0)
-            z = y * _i32_as_f32((_f32_as_i32(kf) << np.int32(23)) + np.int32(127 << 23))
+            # z = y 2^k, -126 <= k <= 0: exp(m) >= exp(-87) is a normal float32, so 2^k goes
+            # straight into y's exponent field (kf's bits are 0x4B400000 + k; << 23 drops the
+            # 0x4B400000)
+            z = _i32_as_f32(_f32_as_i32(_exp_poly(r)) + (_f32_as_i32(kf) << np.int32(23)))
             z = F(0.0) if v < F(-87.0) else z
             d = z + F(1.0)
             q = rcp(d)
@@ -288,7 +306,6 @@ def _phi_tail(v):  # pure-Python twin of the float32 helper below (never called)
 def _phi_tail_impl(v):
     if isinstance(v, types.Float) and v.bitwidth == 32:
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = (F(c * 2.0 ** -64) for c in _GQ)
-        e0, e1, e2, e3, e4 = (F(c) for c in _EP)
 
         def f32(v):
             # (c 2^-64, E 2^64, u), Phi(-|v|) = c * E, E = exp(-v^2 / 2); u = v clamped to
@@ -309,18 +326,16 @@ def _phi_tail_impl(v):
             s = a * a
             hi = F(-0.5) * s  # exp(hi + lo) = exp(-a^2 / 2) exactly up to the exp itself
             lo = F(-0.5) * _fma(a, a, -s)
-            kf = _fma(hi, F(_LOG2E), F(_SHIFT))  # k = round(hi / ln 2), hi >= -112.5
-            k = kf - F(_SHIFT)
+            # kf's low mantissa bits hold k + 64, k = round(hi / ln 2) (hi >= -112.5)
+            kf = _fma(hi, F(_LOG2E), F(_SHIFT + 64.0))
+            k = kf - F(_SHIFT + 64.0)
             r = _fma(k, F(-_LN2_HI), hi)
             r = _fma(k, F(-_LN2_LO), r) + lo
-            p = _fma(e4, r, e3)
-            p = _fma(p, r, e2)
-            p = _fma(p, r, e1)
-            p = _fma(p, r, e0)
-            y = _fma(p, r * r, r) + F(1.0)
-            # 2^(k + 64), -163 <= k <= 0: kf's bits are 0x4B400000 + k, and 0x4B400000 << 23
-            # wraps to 0, so the shifted bits are k << 23
-            e = y * _i32_as_f32((_f32_as_i32(kf) << np.int32(23)) + np.int32((127 + 64) << 23))
+            y = _exp_poly(r)
+            # E 2^64 = y 2^(k + 64), -99 <= k + 64 <= 64, y in [0.7, 1.42]: a normal float32,
+            # so 2^(k + 64) goes straight into y's exponent field (kf's bits are 0x4B400000 +
+            # k + 64, and 0x4B400000 << 23 wraps to 0)
+            e = _i32_as_f32(_f32_as_i32(y) + (_f32_as_i32(kf) << np.int32(23)))
             return t * q, e, u
         return f32
     return None

@@ -500,19 +500,25 @@ def _build():
             for i in range(q):
                 out[i], out[i + q] = fgelu(x[i]), fgelu(x[i + q])
                 out[i + 2 * q], out[i + 3 * q] = fgelu(x[i + 2 * q]), fgelu(x[i + 3 * q])
-        elif kind == 2:  # gelu (tanh): float32 v sigmoid(2u), float64 0.5 v (1 + tanh(u))
-            k0 = x.dtype.type(_SQRT_2_PI)
+        elif kind == 2 and x.itemsize == 4:  # gelu (tanh): 0.5 v (1 + tanh(u)) = v sigmoid(2u)
+            k0 = x.dtype.type(2 * _SQRT_2_PI)
             k1 = x.dtype.type(0.044715)
-            f32 = x.itemsize == 4
 
             def f2(v):
-                u = (v + k1 * v * v * v) * k0
-                if f32:
-                    return fsig_mul(v, two * u)
-                return v * (one - one / (one + fexp(two * u)))
+                return fsig_mul(v, (v + k1 * v * v * v) * k0)
             for i in range(q):
                 out[i], out[i + q] = f2(x[i]), f2(x[i + q])
                 out[i + 2 * q], out[i + 3 * q] = f2(x[i + 2 * q]), f2(x[i + 3 * q])
+        elif kind == 2:  # gelu (tanh), float64: 0.5 v (1 + tanh(u))
+            k0 = x.dtype.type(_SQRT_2_PI)
+            k1 = x.dtype.type(0.044715)
+
+            def f2d(v):
+                u = (v + k1 * v * v * v) * k0
+                return v * (one - one / (one + fexp(two * u)))
+            for i in range(q):
+                out[i], out[i + q] = f2d(x[i]), f2d(x[i + q])
+                out[i + 2 * q], out[i + 3 * q] = f2d(x[i + 2 * q]), f2d(x[i + 3 * q])
         elif kind == 3:  # leaky_relu
             sl = x.dtype.type(a)
 
@@ -576,23 +582,32 @@ def _build():
                 out[i], out[i + q] = g[i] * fgelu_grad(x[i]), g[i + q] * fgelu_grad(x[i + q])
                 out[i + 2 * q] = g[i + 2 * q] * fgelu_grad(x[i + 2 * q])
                 out[i + 3 * q] = g[i + 3 * q] * fgelu_grad(x[i + 3 * q])
-        elif kind == 2:  # gelu (tanh)
-            k0 = x.dtype.type(_SQRT_2_PI)
+        elif kind == 2 and x.itemsize == 4:  # gelu (tanh), s = sigmoid(2u): 1 + tanh(u) = 2s,
+            k0 = x.dtype.type(_SQRT_2_PI)  # 0.5 v (1 - tanh(u)^2) = 2 v s (1 - s)
             k1 = x.dtype.type(0.044715)
             k3 = x.dtype.type(3 * 0.044715)
-            f32 = x.itemsize == 4
 
             def f2(d, v):
                 v2 = v * v
-                if f32:  # s = sigmoid(2u): 1 + tanh(u) = 2s, 0.5 v (1 - tanh(u)^2) = 2 v s (1 - s)
-                    s = fsigmoid(two * (v + k1 * v2 * v) * k0)
-                    return d * (s + two * v * s * (one - s) * k0 * (one + k3 * v2))
-                t = one - two / (one + fexp(two * (v + k1 * v2 * v) * k0))
-                return d * (half * (one + t) + half * v * (one - t * t) * k0 * (one + k3 * v2))
+                s = fsigmoid(two * (v + k1 * v2 * v) * k0)
+                return d * (s + two * v * s * (one - s) * k0 * (one + k3 * v2))
             for i in range(q):
                 out[i], out[i + q] = f2(g[i], x[i]), f2(g[i + q], x[i + q])
                 out[i + 2 * q] = f2(g[i + 2 * q], x[i + 2 * q])
                 out[i + 3 * q] = f2(g[i + 3 * q], x[i + 3 * q])
+        elif kind == 2:  # gelu (tanh), float64
+            k0 = x.dtype.type(_SQRT_2_PI)
+            k1 = x.dtype.type(0.044715)
+            k3 = x.dtype.type(3 * 0.044715)
+
+            def f2d(d, v):
+                v2 = v * v
+                t = one - two / (one + fexp(two * (v + k1 * v2 * v) * k0))
+                return d * (half * (one + t) + half * v * (one - t * t) * k0 * (one + k3 * v2))
+            for i in range(q):
+                out[i], out[i + q] = f2d(g[i], x[i]), f2d(g[i + q], x[i + q])
+                out[i + 2 * q] = f2d(g[i + 2 * q], x[i + 2 * q])
+                out[i + 3 * q] = f2d(g[i + 3 * q], x[i + 3 * q])
         elif kind == 3:  # leaky_relu
             sl = x.dtype.type(a)
 
