@@ -595,3 +595,40 @@ def test_bag_sparse_grad_accumulates_as_torch(mode):
     np.testing.assert_array_equal(a.indices().numpy(), b.indices().numpy())
     np.testing.assert_allclose(a.values().numpy(), b.values().numpy(), rtol=1e-5, atol=1e-4)
     assert a.values().dtype is st.float32
+
+
+def test_bag_lean_kernels_serial_and_parallel_agree():
+    """The one-call forward kernels (offsets checked, bounds and divisors built, bags summed):
+    the parallel one and its serial twin give the same bits, bounds and divisors in every mode
+    and offsets form; invalid offsets give empty bounds, an id outside the table (in a bag or
+    past the last) an output of no rows; ids with no bags go to the full path (IndexError)."""
+    from sparsetorch._backend import CPU
+    from sparsetorch.nn._kernels import embedding as K
+
+    k = K.kernels(CPU)
+    if k is None:
+        pytest.skip("numba not available")
+    rng = np.random.default_rng(12)
+    w = rng.standard_normal((30, 20)).astype(np.float32)
+    ids = rng.integers(0, 30, 200)
+    e = np.empty(0, np.float32)
+    for off, last in (([0, 0, 7, 7, 120], False), ([0, 3, 150, 200], True), ([0], False)):
+        off = np.array(off)
+        for mode in (0, 1, 3):
+            a = k[7](w, ids, off, last, 4, mode, e)
+            b = k[8](w, ids, off, last, 4, mode, e)
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+            ref = F.embedding_bag(st.tensor(ids), st.tensor(w), st.tensor(off), padding_idx=4,
+                                  mode={0: "sum", 1: "mean", 3: "sqrtn"}[mode],
+                                  include_last_offset=last, per_sample_weights=st.ones(200))
+            np.testing.assert_array_equal(a[0], ref.numpy())
+    for f in (k[7], k[8]):
+        assert f(w, ids, np.array([1, 5]), False, -1, 0, e)[1].size == 0  # offsets[0] != 0
+        assert f(w, ids, np.array([0, 9, 5]), False, -1, 0, e)[1].size == 0  # decreasing
+        bad = ids.copy()
+        bad[-1] = 30  # past the last bag (include_last_offset)
+        out, bounds, _ = f(w, bad, np.array([0, 3, 150]), True, -1, 0, e)
+        assert out.shape == (0, 20) and bounds.size == 3
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(st.tensor([1, 30]), st.tensor(w), st.tensor(np.zeros(0, np.int64)))
