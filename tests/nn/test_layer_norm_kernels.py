@@ -57,3 +57,17 @@ def test_layer_norm_double_backward_and_module():
     m(x).backward(st.ones_like(y))
     assert np.array_equal(gw.numpy(), m.weight.grad.numpy())
     assert np.array_equal(gb.numpy(), m.bias.grad.numpy())
+
+
+def test_layer_norms_sharing_input_and_gradient_keep_their_own_eps():
+    # two norms of one input, one gradient array reaching both nodes: the one-pass weight / bias
+    # gradients left by one node must not serve the other (different eps; frozen input)
+    base = np.random.default_rng(3).standard_normal((5, 8)).astype(np.float32) * 1e-2
+    res = []
+    for L in (torch, st):
+        x = L.tensor(base)
+        m1, m2 = L.nn.LayerNorm(8, eps=1e-5), L.nn.LayerNorm(8, eps=1e-1)
+        (m1(x) + m2(x)).sum().backward()
+        res.append([m1.weight.grad.numpy(), m2.weight.grad.numpy(), m2.bias.grad.numpy()])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

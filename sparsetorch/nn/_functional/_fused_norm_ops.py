@@ -8,6 +8,7 @@ payloads, otherwise they are written with sparsetorch ops of the input (so doubl
 exact, as torch's ``NativeLayerNormBackwardBackward0``).
 """
 
+import threading
 import weakref
 
 from ... import _jit
@@ -57,8 +58,15 @@ def _ln_stats(xp, a2, eps):
 
 # ---- the numba row kernels (nn/_kernels/layer_norm.py): CPU, float32/float64 ----
 
-# (grad, input) payloads (weak references) -> weight and bias gradients: one slot
-_LAST = [None, None, None, None]
+class _Last(threading.local):
+    """Per thread, one slot: (grad, input) payloads (weak references) and (k, eps) -> the weight
+    and bias gradients (which depend on nothing else) left by a node's input formula."""
+
+    def __init__(self):
+        self.slot = [None, None, None, None, None]
+
+
+_LAST = _Last()
 
 
 def _numba(be, x, *others):
@@ -106,19 +114,21 @@ def _ln_numba_grads(kern, be, g, x, w, k, eps):
         pb = xp.zeros((chunks, d), x2.dtype)
         kern[1](x2, g2, w1, _cst(xp, d, eps, x2.dtype), gx, pw, pb, chunks)
     gw, gb = pw.sum(0), pb.sum(0)
-    _LAST[:] = [weakref.ref(g), weakref.ref(x), gw, gb]
+    _LAST.slot = [weakref.ref(g), weakref.ref(x), (k, eps), gw, gb]
     return gx.reshape(x.shape), gw, gb
 
 
-def _take_last(g, x, i):
-    """The weight (i = 2) or bias (3) gradient left by the input formula for these payloads."""
-    last = _LAST
+def _take_last(g, x, key, i):
+    """The weight (i = 3) or bias (4) gradient left by the input formula for these payloads and
+    ``key`` = (k, eps) (for the bias ``x`` is None and ``key`` the int k: it depends on ``g``
+    and k only)."""
+    last = _LAST.slot
     if last[0] is not None and last[0]() is g and (x is None or last[1]() is x) and \
-            last[i] is not None:
+            (last[2] == key or (x is None and last[2][0] == key)) and last[i] is not None:
         r = last[i]
         last[i] = None
-        if last[2] is None and last[3] is None:
-            last[:] = [None, None, None, None]
+        if last[3] is None and last[4] is None:
+            _LAST.slot = [None, None, None, None, None]
         return r
     return None
 
@@ -170,7 +180,7 @@ def _ln_grad_input(grad, input, weight, k, eps):
 
 def _ln_grad_weight(grad, input, weight, k, eps):
     if _plain(grad, input, weight):
-        gw = _take_last(grad._data, input._data, 2)
+        gw = _take_last(grad._data, input._data, (k, eps), 3)
         if gw is None:
             be = get_backend(input.device)
             kern = _numba(be, input._data, grad._data, weight._data)
@@ -189,7 +199,7 @@ def _ln_grad_weight(grad, input, weight, k, eps):
 
 def _ln_grad_bias(grad, k):
     if _plain(grad):
-        gb = _take_last(grad._data, None, 3)
+        gb = _take_last(grad._data, None, k, 4)
         if gb is not None:
             return wrap(gb.reshape(grad._data.shape[grad.ndim - k:]), grad.dtype, grad.device,
                         strided)
