@@ -44,6 +44,7 @@ def test_fused_dropout_transposed_order_and_double_backward():
     keep = ref.numpy() != 0
     assert np.allclose(gg.numpy(), np.where(keep, 2 * 4.0, 0.0))
     assert not usable(x, 0.0) and not usable(x, 1.0) and not usable(x.half(), 0.5)
+    assert not usable(x.detach().transpose(0, 1), 0.5)  # F.dropout draws in memory order
 
 
 def _copy(s, t):

@@ -118,6 +118,7 @@ def usable(x, p):
     """True when ``dropout_fused`` gives ``F.dropout(x, p, True)``'s values and draws."""
     return (0.0 < p < 1.0 and x.device is CPU_DEVICE and x.layout is strided
             and (x.dtype is float32 or x.dtype is float64)
+            and x._data.flags.c_contiguous  # else torch draws in the memory order: F.dropout
             and _kd.kernels(get_backend(x.device)) is not None)
 
 
