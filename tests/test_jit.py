@@ -162,13 +162,17 @@ def test_layers_and_optimizers_warm_their_kernels_when_constructed(monkeypatch):
     assert calls == [("float32", None)]
     calls.clear()
     st.optim.SparseAdam(emb.parameters())
-    assert calls == [("float32", ("adam_rows",))]
+    # its own row kernel, then the first steps' kernels every optimizer loads (optim/_warm.py):
+    # small bmm, ReLU's backward, the CSR spmm rows
+    assert calls == [("float32", ("adam_rows",)), ("float32", None), ("float32", None),
+                     ("float32", ("csr_mm_rows", "csr_mm_rows_p"))]
     calls.clear()
     optim_kernels.warm(st.optim.AdamW, {np.dtype("float64")})  # through its base class, Adam
     assert calls == [("float64", ("adam_flat", "adam_rows"))]
     calls.clear()
-    st.optim.LBFGS(st.nn.Linear(2, 1).parameters())  # no numba kernels: nothing to load
-    assert calls == []
+    st.optim.LBFGS(st.nn.Linear(2, 1).parameters())  # no row kernels of its own: the step's only
+    assert calls == [("float32", None), ("float32", None),
+                     ("float32", ("csr_mm_rows", "csr_mm_rows_p"))]
 
 
 def test_pool_starts_with_non_spinning_workers_and_leaves_the_environment_as_it_was():
