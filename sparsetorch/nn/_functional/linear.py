@@ -15,6 +15,7 @@ from ...autograd import grad_mode as _gm
 from ...autograd import profiler as _profiler
 from . import _fused_linear as _fl
 from . import _fused_norm_ops as _fn
+from . import fused_dropout as _fd
 
 __all__ = [
     "alpha_dropout",
@@ -108,6 +109,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1.0:
         r = input * 0
+    elif not inplace and _fd.usable(input, p):
+        return _fd.dropout_fused(input, p)  # the same draws and values in one pass
     else:
         with _gm.no_grad():
             mask = _random.empty_like_preserve(input).bernoulli_(1.0 - p)
