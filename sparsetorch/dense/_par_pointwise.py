@@ -24,11 +24,12 @@ from .. import _jit
 __all__ = ["MIN_SIZE", "SUM_MIN_SIZE", "binary", "total", "warm_up"]
 
 # elements from which a pass is worth a parallel region, measured on the 2-core machine with a
-# free core (float32, 2 threads / NumPy, medians): a * b 0.66x at 512k, 0.52x at 4M; a stride-0
-# operand 0.79x / 0.65x; sum 1.00x at 1M, 0.83x at 2M, 0.72x at 4M (it reads one array: less to
-# split). Below, the wake-up of a sleeping worker is not paid back.
+# free core (benchmarks/bench_free_core.py --only passes; float32, 2 threads / NumPy, medians of
+# 1,100-2,600 rounds): a * b 0.52x at 512k, 0.49x at 2M; a stride-0 operand times an array 0.71x
+# / 0.56x; sum 0.90x at 512k, 0.80x at 1M, 0.68x at 2M (it reads one array: less to split).
+# Below, the wake-up of a sleeping worker is not paid back (and _jit.PAR_MIN_WORK is 512k).
 MIN_SIZE = 1 << 19
-SUM_MIN_SIZE = 1 << 21
+SUM_MIN_SIZE = 1 << 20
 # op codes of the element-wise kernels
 OPS = {"add": 0, "subtract": 1, "multiply": 2, "true_divide": 3}
 _LEAVES = 8  # leaves of the summation tree summed in parallel (a fixed tree: thread-independent)
