@@ -20,9 +20,11 @@ from ..._ops._util import check_tensor
 from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
+from ..._ops.statistics import _softmax_kernel as _np_softmax
 from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
+from .._kernels import softmax as _ksm
 
 __all__ = [
     "celu",
@@ -363,11 +365,83 @@ def _softmax_dim(name, ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+# ---- softmax / log_softmax along the last dim: numba row kernels (issue 14) ----
+# F.softmax / F.log_softmax on float32/float64 C-contiguous CPU tensors along the last dim run
+# nn/_kernels/softmax.py's row kernels (2-3 passes a row instead of NumPy's five) and record one
+# node each (SoftmaxBackward0 / LogSoftmaxBackward0) whose plain backward is one row kernel too;
+# with create_graph the formulas below (sparsetorch ops) run. Anything else (another dim, a
+# strided view, float16/bfloat16, sparse, GPU) takes the ops' path (sparsetorch.softmax).
+# sparsetorch.softmax / Tensor.softmax themselves stay NumPy (the _ops floor cannot import nn).
+
+_SM_DTYPES = (float32, float64)
+
+
+def _sm_fwd_kernel(be, x, dim, log):
+    k = _ksm.rows(be)
+    if k is None or x.ndim == 0 or dim != x.ndim - 1 or not x.flags.c_contiguous or x.size == 0:
+        return _np_softmax(be, x, dim, log)
+    return _ksm.softmax_rows(be, k, x.reshape(-1, x.shape[-1]), log).reshape(x.shape)
+
+
+def _sm_grad(grad, result, dim, log):
+    if _plain(grad, result) and result.device is CPU_DEVICE and dim == result.ndim - 1 \
+            and result._data.flags.c_contiguous:
+        k = _ksm.rows(CPU)
+        if k is not None:
+            p = result._data
+            n = p.shape[-1]
+            g = CPU.xp.ascontiguousarray(grad._data).reshape(-1, n)
+            r = _ksm.softmax_rows_backward(CPU, k, g, p.reshape(-1, n), log)
+            return wrap(r.reshape(p.shape), result.dtype, CPU_DEVICE, strided)
+    if log:
+        return grad - result.exp() * grad.sum(dim, keepdim=True)
+    return result * (grad - (grad * result).sum(dim, keepdim=True))
+
+
+_softmax_nn_op = defop(
+    "softmax", {S: lambda be, x, dim: _sm_fwd_kernel(be, x, dim, False)}, params=("dim",),
+    grads={"input": lambda grad, result, dim: _sm_grad(grad, result, dim, False)},
+    zero_preserving=False, node_name="SoftmaxBackward0")
+_log_softmax_nn_op = defop(
+    "log_softmax", {S: lambda be, x, dim: _sm_fwd_kernel(be, x, dim, True)}, params=("dim",),
+    grads={"input": lambda grad, result, dim: _sm_grad(grad, result, dim, True)},
+    zero_preserving=False, node_name="LogSoftmaxBackward0")
+
+
+def _fast_softmax(input, dim, dtype, log):
+    """The row kernels' result for a float32/float64 C-contiguous CPU tensor along its last dim
+    (after ``dtype``'s cast), or None (the ops' path)."""
+    if input.__class__ is not Tensor or input.device is not CPU_DEVICE \
+            or input.layout is not strided or _profiler.ACTIVE is not None \
+            or dim.__class__ is not int:
+        return None
+    if dtype is not None:
+        if dtype not in _SM_DTYPES:
+            return None
+        if dtype is not input.dtype:
+            input = input.to(dtype)
+    dt = input.dtype
+    x = input._data
+    nd = x.ndim
+    if (dt is not float32 and dt is not float64) or nd == 0 or (dim != -1 and dim != nd - 1) \
+            or not x.flags.c_contiguous or x.size == 0:
+        return None
+    k = _ksm.rows(CPU)
+    if k is None:
+        return None
+    r = _ksm.softmax_rows(CPU, k, x.reshape(-1, x.shape[-1]), log).reshape(x.shape)
+    t = wrap(r, dt, CPU_DEVICE, strided)
+    if input._rg:
+        record_if_grad(_log_softmax_nn_op if log else _softmax_nn_op, t, (input,), (nd - 1,))
+    return t
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     r"""``exp(x_i) / sum_j exp(x_j)`` along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
-    return _ops.softmax(input, dim, dtype=dtype)
+    r = _fast_softmax(input, dim, dtype, False)
+    return _ops.softmax(input, dim, dtype=dtype) if r is None else r
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -384,4 +458,5 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     r"""``log(softmax(x))`` along ``dim``, computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
-    return _ops.log_softmax(input, dim, dtype=dtype)
+    r = _fast_softmax(input, dim, dtype, True)
+    return _ops.log_softmax(input, dim, dtype=dtype) if r is None else r

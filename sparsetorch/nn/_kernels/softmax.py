@@ -12,13 +12,25 @@
 
 Rows are split over threads (``prange``, count set by ``_jit.limit``); the row sum may be
 reassociated (vectorised). Built on first use (``cache=True``), CPU backend only.
+
+``F.softmax`` / ``F.log_softmax`` along the last dim of C-contiguous float32/float64 arrays
+(``rows``: group ``softmax_nn``, issue 14):
+
+- ``softmax_rows(be, x, log)``: per row the max, then ``exp(x - max)`` summed (softmax writes
+  it), then one writing pass: ``e * (1 / sum)`` or ``(x - max) - log(sum)``. NumPy took five
+  passes with temporaries. Special values as torch: ``x - max`` as is, so an all ``-inf`` row,
+  a ``+inf`` or a nan gives a nan row.
+- ``softmax_rows_backward(be, g, out, log)``: ``p * (g - sum(g * p))`` or
+  ``g - exp(out) * sum(g)``, two passes over each row (held in cache).
 """
 
 from ... import _jit
 
-__all__ = ["kernels"]
+__all__ = ["kernels", "rows", "softmax_rows", "softmax_rows_backward"]
 
-fexp = None  # set by _build (_fastmath.py): a module global, so numba's disk cache holds
+fexp = wide = None  # set by _build (_fastmath.py): module globals, so numba's disk cache holds
+_rowmax = _fwd_s = _bwd_s = _fwd_p = _bwd_p = None  # set by _build_rows (called by the parallel drivers)
+_ROWS_PER_TASK = 1 << 14  # elements per parallel task, at least (whole rows)
 
 
 def kernels(be):
@@ -72,3 +84,138 @@ def _build():
         return zmin.min()
 
     return (softmax_backward_, softmax_shifted_)
+
+
+def rows(be):
+    """The ``softmax_nn`` group (forward and backward row kernels), or None."""
+    return _jit.kernels("softmax_nn", _build_rows, 3.0) if be.name == "cpu" else None
+
+
+def softmax_rows(be, k, x, log):
+    """softmax (``log`` False) or log_softmax of the rows of the C-contiguous 2-D ``x``."""
+    out = be.xp.empty_like(x)
+    z = x.dtype.type(0)
+    _run(k, 0, x.size, x, out, log, z)
+    return out
+
+
+def softmax_rows_backward(be, k, g, out, log):
+    """The input's gradient from the C-contiguous 2-D ``g`` and the forward's ``out``."""
+    r = be.xp.empty_like(out)
+    _run(k, 1, out.size, g, out, r, log, out.dtype.type(0))
+    return r
+
+
+def _run(k, which, n, *args):
+    rows_ = args[0].shape[0]
+    with _jit.limit(n) as threads:
+        if threads > 1 and rows_ > 1:
+            per = max(1, _ROWS_PER_TASK // max(1, args[0].shape[1]))
+            tasks = max(threads, (rows_ + per - 1) // per)
+            return k[which + 2](*args, min(tasks, rows_))
+        return k[which](*args)
+
+
+def _build_rows():
+    try:
+        import numpy as np
+        from numba import njit, prange
+
+        from . import _fastmath
+    except ImportError:
+        return False
+    global fexp, wide, _rowmax, _fwd_s, _bwd_s, _fwd_p, _bwd_p
+    fexp, wide = _fastmath.fexp, _fastmath.wide
+    fm = {"contract", "reassoc"}  # sums vectorised (torch's are too), fused multiply-adds
+    jit = njit(cache=True, error_model="numpy", fastmath=fm)
+    pjit = njit(parallel=True, cache=True, error_model="numpy", fastmath=fm)
+
+    @jit
+    def _rowmax(xr):
+        # a nan entry makes ``x - max`` nan in the caller whatever this returns
+        n = xr.size
+        m0 = m1 = m2 = m3 = xr[0]
+        j = 0
+        while j + 4 <= n:  # four chains
+            v0 = xr[j]
+            v1 = xr[j + 1]
+            v2 = xr[j + 2]
+            v3 = xr[j + 3]
+            m0 = v0 if v0 > m0 else m0
+            m1 = v1 if v1 > m1 else m1
+            m2 = v2 if v2 > m2 else m2
+            m3 = v3 if v3 > m3 else m3
+            j += 4
+        while j < n:
+            v0 = xr[j]
+            m0 = v0 if v0 > m0 else m0
+            j += 1
+        m0 = m1 if m1 > m0 else m0
+        m2 = m3 if m3 > m2 else m2
+        return m2 if m2 > m0 else m0
+
+    @jit
+    def _fwd_s(x, o, log, z):
+        wide()
+        rows_, n = x.shape
+        for r in range(rows_):
+            xr = x[r]
+            orow = o[r]
+            m = _rowmax(xr)
+            s = z
+            if log:
+                for j in range(n):
+                    s += fexp(xr[j] - m)
+                ls = np.log(s)
+                for j in range(n):
+                    orow[j] = (xr[j] - m) - ls
+            else:
+                for j in range(n):
+                    e = fexp(xr[j] - m)
+                    orow[j] = e
+                    s += e
+                inv = (z + 1) / s
+                for j in range(n):
+                    orow[j] *= inv
+        return 0
+
+    @jit
+    def _bwd_s(g, p, o, log, z):
+        wide()
+        rows_, n = p.shape
+        for r in range(rows_):
+            gr = g[r]
+            pr = p[r]
+            orow = o[r]
+            d = z
+            if log:
+                for j in range(n):
+                    d += gr[j]
+                for j in range(n):
+                    orow[j] = gr[j] - fexp(pr[j]) * d
+            else:
+                for j in range(n):
+                    d += gr[j] * pr[j]
+                for j in range(n):
+                    orow[j] = pr[j] * (gr[j] - d)
+        return 0
+
+    @pjit
+    def _fwd_p(x, o, log, z, tasks):
+        rows_ = x.shape[0]
+        for t in prange(tasks):
+            a = rows_ * t // tasks
+            b = rows_ * (t + 1) // tasks
+            _fwd_s(x[a:b], o[a:b], log, z)
+        return 0
+
+    @pjit
+    def _bwd_p(g, p, o, log, z, tasks):
+        rows_ = p.shape[0]
+        for t in prange(tasks):
+            a = rows_ * t // tasks
+            b = rows_ * (t + 1) // tasks
+            _bwd_s(g[a:b], p[a:b], o[a:b], log, z)
+        return 0
+
+    return (_fwd_s, _bwd_s, _fwd_p, _bwd_p)
