@@ -149,8 +149,9 @@ def test_row_kernels_parallel_driver_matches_serial():
     for log in (False, True):
         z = np.float32(0)
         a, b = np.empty_like(x), np.empty_like(x)
-        k[0](x, a, log, z)
-        k[2](x, b, log, z, 7)
+        bits = (np.int32(31), np.int32(0x7FFFFFFF))
+        k[0](x, x.view(np.int32), a, a.view(np.int32), log, z, *bits)
+        k[2](x, x.view(np.int32), b, b.view(np.int32), log, z, *bits, 7)
         np.testing.assert_array_equal(a, b)
         ga, gb = np.empty_like(x), np.empty_like(x)
         k[1](g, a, ga, log, z)
