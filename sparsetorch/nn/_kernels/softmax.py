@@ -29,8 +29,7 @@ from ... import _jit
 __all__ = ["kernels", "rows", "softmax_rows", "softmax_rows_backward"]
 
 fexp = wide = None  # set by _build (_fastmath.py): module globals, so numba's disk cache holds
-_rowmax = _exp_store_sum = _exp_sum = _scale = _shift = None  # set by _build_rows: kernels
-_fwd_s = _bwd_s = _fwd_p = _bwd_p = None  # that other kernels call are module globals too
+_fwd_s = _bwd_s = _fwd_p = _bwd_p = None  # set by _build_rows (called by the parallel drivers)
 _ROWS_PER_TASK = 1 << 14  # elements per parallel task, at least (whole rows)
 
 
@@ -100,7 +99,7 @@ def softmax_rows(be, k, x, log):
         it, sh, mask = xp.int32, xp.int32(31), xp.int32(0x7FFFFFFF)
     else:
         it, sh, mask = xp.int64, xp.int64(63), xp.int64(0x7FFFFFFFFFFFFFFF)
-    _run(k, 0, x.size, x, x.view(it), out, out.view(it), log, x.dtype.type(0), sh, mask)
+    _run(k, 0, x.size, x, x.view(it), out, out.view(it), log, x.dtype.type(1), sh, mask)
     return out
 
 
@@ -129,71 +128,48 @@ def _build_rows():
         from . import _fastmath
     except ImportError:
         return False
-    global fexp, wide, _rowmax, _exp_store_sum, _exp_sum, _scale, _shift, _fwd_s, _bwd_s, _fwd_p, _bwd_p
+    global fexp, wide, _fwd_s, _bwd_s, _fwd_p, _bwd_p
     fexp, wide = _fastmath.fexp, _fastmath.wide
     fm = {"contract", "reassoc"}  # sums vectorised (torch's are too), fused multiply-adds
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
     pjit = njit(parallel=True, cache=True, error_model="numpy", fastmath=fm)
 
-    # the row loops are functions of their own (inline="never"): inlined into one row body,
-    # LLVM left the rescaling loop scalar (4096 x 1000 float32: 3.8 ms against 2.0)
-    rowjit = njit(cache=True, error_model="numpy", fastmath=fm, inline="never")
-
-    @rowjit
-    def _rowmax(xr, sh, mask):
-        # the max of the float bits as ordered integers (``v ^ ((v >> sh) & mask)``): an integer
-        # max reduction vectorises, a float one does not; a nan gives a nan (positive) or is
-        # passed over (negative), and either way ``x - max`` makes the row nan in the caller
-        wide()
-        v = xr[0]
-        k = v ^ ((v >> sh) & mask)
-        for j in range(1, xr.size):
-            v = xr[j]
-            kj = v ^ ((v >> sh) & mask)
-            k = kj if kj > k else k
-        return k ^ ((k >> sh) & mask)
-
-    @rowjit
-    def _exp_store_sum(xr, orow, m, s):
-        wide()
-        for j in range(xr.size):
-            e = fexp(xr[j] - m)
-            orow[j] = e
-            s += e
-        return s
-
-    @rowjit
-    def _exp_sum(xr, m, s):
-        wide()
-        for j in range(xr.size):
-            s += fexp(xr[j] - m)
-        return s
-
-    @rowjit
-    def _scale(orow, inv):
-        wide()
-        for j in range(orow.size):
-            orow[j] *= inv
-        return 0
-
-    @rowjit
-    def _shift(xr, orow, m, ls):
-        wide()
-        for j in range(xr.size):
-            orow[j] = (xr[j] - m) - ls
-        return 0
-
     @jit
-    def _fwd_s(x, xi, o, oi, log, z, sh, mask):
-        for r in range(x.shape[0]):
+    def _fwd_s(x, xi, o, oi, log, one, sh, mask):
+        wide()
+        rows_, n = x.shape
+        z = one - one  # scalars in the array's type: a float64 one made the rescaling scalar
+        for r in range(rows_):
             xr = x[r]
+            xir = xi[r]
             orow = o[r]
-            oi[r, 0] = _rowmax(xi[r], sh, mask)  # the max's bits, read back as a float
+            # the max of the float bits as ordered integers (``v ^ ((v >> sh) & mask)``): an
+            # integer max reduction vectorises, a float one does not; a nan gives a nan
+            # (positive) or is passed over (negative), and either way ``x - max`` makes the row
+            # nan
+            v = xir[0]
+            k = v ^ ((v >> sh) & mask)
+            for j in range(1, n):
+                v = xir[j]
+                kj = v ^ ((v >> sh) & mask)
+                k = kj if kj > k else k
+            oi[r, 0] = k ^ ((k >> sh) & mask)  # the max's bits, read back as a float
             m = orow[0]
+            s = z
             if log:
-                _shift(xr, orow, m, np.log(_exp_sum(xr, m, z)))
+                for j in range(n):
+                    s += fexp(xr[j] - m)
+                ls = np.log(s)
+                for j in range(n):
+                    orow[j] = (xr[j] - m) - ls
             else:
-                _scale(orow, (z + 1) / _exp_store_sum(xr, orow, m, z))
+                for j in range(n):
+                    e = fexp(xr[j] - m)
+                    orow[j] = e
+                    s += e
+                inv = one / s
+                for j in range(n):
+                    orow[j] *= inv
         return 0
 
     @jit
@@ -218,12 +194,12 @@ def _build_rows():
         return 0
 
     @pjit
-    def _fwd_p(x, xi, o, oi, log, z, sh, mask, tasks):
+    def _fwd_p(x, xi, o, oi, log, one, sh, mask, tasks):
         rows_ = x.shape[0]
         for t in prange(tasks):
             a = rows_ * t // tasks
             b = rows_ * (t + 1) // tasks
-            _fwd_s(x[a:b], xi[a:b], o[a:b], oi[a:b], log, z, sh, mask)
+            _fwd_s(x[a:b], xi[a:b], o[a:b], oi[a:b], log, one, sh, mask)
         return 0
 
     @pjit
