@@ -110,6 +110,8 @@ def test_operands_the_kernels_do_not_take(two_free):
     assert P.total(np.asfortranarray(a[:-13].reshape(1024, -1))) is None
     assert P.total(a.astype(np.float16)) is None
     assert P.total(a[:1000]) is None  # NumPy's tree has no 8 leaves of more than 128 there
+    swapped = a.astype(a.dtype.newbyteorder())  # numba takes native byte order only
+    assert P.binary("multiply", swapped, 2.0) is None and P.total(swapped) is None
 
 
 def test_one_thread_leaves_numpy_to_it(monkeypatch):

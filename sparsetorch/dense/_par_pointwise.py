@@ -233,7 +233,7 @@ def binary(ufunc_name, a, b):
     at least ``MIN_SIZE``), or None (the caller runs NumPy): see the module docstring."""
     code = OPS.get(ufunc_name)
     dt = a.dtype
-    if code is None or dt.kind != "f" or dt.itemsize < 4:
+    if code is None or dt.kind != "f" or dt.itemsize < 4 or not dt.isnative:
         return None
     shape = a.shape
     big_a = a.flags.c_contiguous
@@ -281,7 +281,8 @@ def total(a):
     C-contiguous float32/float64 array ``a`` (``a.size`` at least ``SUM_MIN_SIZE``), as a 0-d
     array; or None (the caller runs NumPy)."""
     dt = a.dtype
-    if dt.kind != "f" or dt.itemsize < 4 or not a.flags.c_contiguous or a.size < 4096:
+    if dt.kind != "f" or dt.itemsize < 4 or not dt.isnative or not a.flags.c_contiguous \
+            or a.size < 4096:
         return None  # (small: NumPy does not split a node of 128 or fewer, _splits would)
     k = kernels()
     if k is None:
