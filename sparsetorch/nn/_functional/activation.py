@@ -380,7 +380,7 @@ def _sm_fwd_kernel(be, x, dim, log):
     k = _ksm.rows(be)
     if k is None or x.ndim == 0 or dim != x.ndim - 1 or not x.flags.c_contiguous or x.size == 0:
         return _np_softmax(be, x, dim, log)
-    return _ksm.softmax_rows(be, k, x.reshape(-1, x.shape[-1]), log).reshape(x.shape)
+    return _ksm.softmax_rows(be, k, x, log)
 
 
 def _sm_grad(grad, result, dim, log):
@@ -388,11 +388,9 @@ def _sm_grad(grad, result, dim, log):
             and result._data.flags.c_contiguous:
         k = _ksm.rows(CPU)
         if k is not None:
-            p = result._data
-            n = p.shape[-1]
-            g = CPU.xp.ascontiguousarray(grad._data).reshape(-1, n)
-            r = _ksm.softmax_rows_backward(CPU, k, g, p.reshape(-1, n), log)
-            return wrap(r.reshape(p.shape), result.dtype, CPU_DEVICE, strided)
+            g = CPU.xp.ascontiguousarray(grad._data)
+            r = _ksm.softmax_rows_backward(CPU, k, g, result._data, log)
+            return wrap(r, result.dtype, CPU_DEVICE, strided)
     if log:
         return grad - result.exp() * grad.sum(dim, keepdim=True)
     return result * (grad - (grad * result).sum(dim, keepdim=True))
@@ -429,8 +427,7 @@ def _fast_softmax(input, dim, dtype, log):
     k = _ksm.rows(CPU)
     if k is None:
         return None
-    r = _ksm.softmax_rows(CPU, k, x.reshape(-1, x.shape[-1]), log).reshape(x.shape)
-    t = wrap(r, dt, CPU_DEVICE, strided)
+    t = wrap(_ksm.softmax_rows(CPU, k, x, log), dt, CPU_DEVICE, strided)
     if input._rg:
         record_if_grad(_log_softmax_nn_op if log else _softmax_nn_op, t, (input,), (nd - 1,))
     return t

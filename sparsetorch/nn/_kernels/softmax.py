@@ -93,21 +93,26 @@ def rows(be):
 
 
 def softmax_rows(be, k, x, log):
-    """softmax (``log`` False) or log_softmax of the rows of the C-contiguous 2-D ``x``."""
+    """softmax (``log`` False) or log_softmax along the last dim of the C-contiguous ``x`` (at
+    least 1-D): a new array of ``x``'s shape (not a view: autograd takes it over uncopied)."""
     xp = be.xp
-    out = xp.empty_like(x)
+    out = xp.empty(x.shape, x.dtype)
     if x.dtype == xp.float32:
         it, sh, mask = xp.int32, xp.int32(31), xp.int32(0x7FFFFFFF)
     else:
         it, sh, mask = xp.int64, xp.int64(63), xp.int64(0x7FFFFFFFFFFFFFFF)
-    _run(k, 1 if log else 0, x.size, x, x.view(it), out, out.view(it), x.dtype.type(1), sh, mask)
+    n = x.shape[-1]
+    x2, o2 = x.reshape(-1, n), out.reshape(-1, n)
+    _run(k, 1 if log else 0, x.size, x2, x2.view(it), o2, o2.view(it), x.dtype.type(1), sh, mask)
     return out
 
 
 def softmax_rows_backward(be, k, g, out, log):
-    """The input's gradient from the C-contiguous 2-D ``g`` and the forward's ``out``."""
-    r = be.xp.empty_like(out)
-    _run(k, 2, out.size, g, out, r, log, out.dtype.type(0))
+    """The input's gradient from ``g`` and the forward's ``out`` (C-contiguous, one shape)."""
+    r = be.xp.empty(out.shape, out.dtype)
+    n = out.shape[-1]
+    _run(k, 2, out.size, g.reshape(-1, n), out.reshape(-1, n), r.reshape(-1, n), log,
+         out.dtype.type(0))
     return r
 
 
