@@ -24,9 +24,9 @@ import argparse
 import sys
 import time
 
+import bench_embedding as be  # benchmarks/ is on sys.path when this file runs as a script
 import numpy as np
 
-import bench_embedding as be  # benchmarks/ is on sys.path when this file runs as a script
 import sparsetorch as st
 from sparsetorch import _jit
 from sparsetorch.dense import _par_pointwise as P
@@ -90,12 +90,12 @@ def passes(args):
         b = rng.standard_normal(n, dtype=np.float32)
         g = np.broadcast_to(np.float32(1), a.shape)
         # (the parallel variants fall back to NumPy where the policy picks one thread, as the ops do)
-        v = {"NumPy a * b": lambda: a * b,
-             "parallel a * b": lambda: P.binary("multiply", a, b) is None and a * b,
-             "NumPy g * b": lambda: g * b,
-             "parallel g * b": lambda: P.binary("multiply", g, b) is None and g * b,
-             "NumPy a.sum()": lambda: a.sum(),
-             "parallel a.sum()": lambda: P.total(a) is None and a.sum()}
+        v = {"NumPy a * b": lambda a=a, b=b: a * b,
+             "parallel a * b": lambda a=a, b=b: P.binary("multiply", a, b) is None and a * b,
+             "NumPy g * b": lambda g=g, b=b: g * b,
+             "parallel g * b": lambda g=g, b=b: P.binary("multiply", g, b) is None and g * b,
+             "NumPy a.sum()": lambda a=a: a.sum(),
+             "parallel a.sum()": lambda a=a: P.total(a) is None and a.sum()}
         _report(f"{n} float32 elements, g stride 0", _rounds(v, args.seconds / 4, args.quiet),
                 "NumPy a * b")
 

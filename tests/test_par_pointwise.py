@@ -89,7 +89,7 @@ def test_pairwise_matches_numpy_at_every_small_size():
     rng = np.random.default_rng(3)
     for dt in (np.float32, np.float64):
         a = (rng.standard_normal(2000) * 1000).astype(dt)
-        for n in list(range(0, 300)) + [1000, 1024, 1025, 2000]:
+        for n in list(range(300)) + [1000, 1024, 1025, 2000]:
             assert k["pairwise"](a[:n], dt(0)) == a[:n].sum(), (dt, n)
 
 

@@ -19,6 +19,8 @@ Anything else (other dtypes, strides, broadcasting, a small array, numba off or 
 None and the caller runs NumPy.
 """
 
+import math
+
 from .. import _jit
 
 __all__ = ["MIN_SIZE", "SUM_MIN_SIZE", "binary", "total", "warm_up"]
@@ -241,7 +243,7 @@ def binary(ufunc_name, a, b):
         # a number NumPy converts to the array's dtype (NEP 50); one past float32's range
         # (NumPy's overflow warning) or an int past int64 stays with NumPy
         lim = _NUM_MAX if b.__class__ is float else _INT_MAX
-        if not big_a or not (-lim < b < lim or b != b or b - b != 0):
+        if not big_a or not (-lim < b < lim or math.isnan(b) or math.isinf(b)):
             return None
         mode, x, y = 1, a, dt.type(b)
     elif getattr(b, "dtype", None) == dt and b.ndim <= a.ndim:
