@@ -106,6 +106,7 @@ def test_operands_the_kernels_do_not_take(two_free):
     assert P.binary("multiply", a.astype(np.int64), 2) is None
     assert P.binary("multiply", a, 1e39) is None  # past float32: NumPy's overflow path
     assert P.binary("multiply", a, 2 ** 70) is None  # past int64
+    assert P.binary("multiply", a, 10 ** 400) is None  # past any float
     assert P.total(a[::2]) is None
     assert P.total(np.asfortranarray(a[:-13].reshape(1024, -1))) is None
     assert P.total(a.astype(np.float16)) is None

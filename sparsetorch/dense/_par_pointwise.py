@@ -242,8 +242,11 @@ def binary(ufunc_name, a, b):
     if b.__class__ is float or b.__class__ is int:
         # a number NumPy converts to the array's dtype (NEP 50); one past float32's range
         # (NumPy's overflow warning) or an int past int64 stays with NumPy
-        lim = _NUM_MAX if b.__class__ is float else _INT_MAX
-        if not big_a or not (-lim < b < lim or math.isnan(b) or math.isinf(b)):
+        if b.__class__ is float:
+            ok = -_NUM_MAX < b < _NUM_MAX or math.isnan(b) or math.isinf(b)
+        else:
+            ok = -_INT_MAX < b < _INT_MAX
+        if not big_a or not ok:
             return None
         mode, x, y = 1, a, dt.type(b)
     elif getattr(b, "dtype", None) == dt and b.ndim <= a.ndim:
