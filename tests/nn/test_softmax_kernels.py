@@ -39,11 +39,14 @@ def _kernels_on():
                     "+inf row by 0, not by its max: [nan, 0, ...] where torch gives a nan row")
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dt", ["float32", "float64"])
-def test_special_values_match_torch(log, dt):
+@pytest.mark.parametrize("dim", [-1, 0])  # rows; slabs (the reduced dim not last)
+def test_special_values_match_torch(log, dt, dim):
     ours, theirs = _fns(log)
     x = SPECIAL.astype(dt)
-    r = ours(st.tensor(x), -1).numpy()
-    e = theirs(torch.tensor(x), -1).numpy()
+    if dim == 0:
+        x = np.ascontiguousarray(np.stack([x.T, x.T[:, ::-1]], axis=-1))  # (5, 8, 2)
+    r = ours(st.tensor(x), dim).numpy()
+    e = theirs(torch.tensor(x), dim).numpy()
     assert r.dtype == e.dtype
     np.testing.assert_array_equal(np.isnan(r), np.isnan(e))
     np.testing.assert_array_equal(np.isinf(r), np.isinf(e))
@@ -52,14 +55,15 @@ def test_special_values_match_torch(log, dt):
 
 
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("shape", [(3, 7), (2, 3, 65), (40, 1000), (5, 1)])
-def test_float32_accuracy_vs_float64(log, shape):
+@pytest.mark.parametrize("shape,dim", [((3, 7), -1), ((2, 3, 65), -1), ((40, 1000), -1),
+                                       ((5, 1), -1), ((4, 300, 20), 1), ((64, 3), 0)])
+def test_float32_accuracy_vs_float64(log, shape, dim):
     ours, theirs = _fns(log)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(shape) * 30).astype(np.float32)
-    r = ours(st.tensor(x), -1).numpy()
-    ref = theirs(torch.tensor(x, dtype=torch.float64), -1).numpy()
-    t32 = theirs(torch.tensor(x), -1).numpy()
+    r = ours(st.tensor(x), dim).numpy()
+    ref = theirs(torch.tensor(x, dtype=torch.float64), dim).numpy()
+    t32 = theirs(torch.tensor(x), dim).numpy()
     assert r.dtype == np.float32
     err, terr = np.abs(r - ref).max(), np.abs(t32 - ref).max()
     assert err <= max(2 * terr, 1e-6)
@@ -67,40 +71,44 @@ def test_float32_accuracy_vs_float64(log, shape):
 
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dt", ["float32", "float64"])
-def test_backward_matches_torch(log, dt):
+@pytest.mark.parametrize("dim", [-1, 1, 0])
+def test_backward_matches_torch(log, dt, dim):
     ours, theirs = _fns(log)
     rng = np.random.default_rng(1)
     x = (rng.standard_normal((6, 4, 33)) * 3).astype(dt)
     g = rng.standard_normal(x.shape).astype(dt)
     a = st.tensor(x, requires_grad=True)
-    y = ours(a, -1)
+    y = ours(a, dim)
     assert type(y.grad_fn).__name__ == ("LogSoftmaxBackward0" if log else "SoftmaxBackward0")
     y.backward(st.tensor(g))
+    np.testing.assert_allclose(y.detach().numpy(), theirs(torch.tensor(x), dim).numpy(),
+                               rtol=1e-5 if dt == "float32" else 1e-12, atol=1e-6)
     b = torch.tensor(x, requires_grad=True)
-    theirs(b, -1).backward(torch.tensor(g))
+    theirs(b, dim).backward(torch.tensor(g))
     tol = 1e-5 if dt == "float32" else 1e-12
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
     assert a.grad.dtype == a.dtype
 
 
 @pytest.mark.parametrize("log", [False, True])
-def test_double_backward_and_gradcheck(log):
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_double_backward_and_gradcheck(log, dim):
     ours, theirs = _fns(log)
     x = np.random.default_rng(2).standard_normal((3, 5))
     a = st.tensor(x, requires_grad=True)
-    (ga,) = st.autograd.grad((ours(a, -1) ** 2).sum(), a, create_graph=True)
+    (ga,) = st.autograd.grad((ours(a, dim) ** 2).sum(), a, create_graph=True)
     (ga * ga).sum().backward()
     b = torch.tensor(x, requires_grad=True)
-    (gb,) = torch.autograd.grad((theirs(b, -1) ** 2).sum(), b, create_graph=True)
+    (gb,) = torch.autograd.grad((theirs(b, dim) ** 2).sum(), b, create_graph=True)
     (gb * gb).sum().backward()
     np.testing.assert_allclose(ga.detach().numpy(), gb.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
-    assert st.autograd.gradcheck(lambda t: ours(t, -1), (st.tensor(x, requires_grad=True),))
+    assert st.autograd.gradcheck(lambda t: ours(t, dim), (st.tensor(x, requires_grad=True),))
 
 
 @pytest.mark.parametrize("log", [False, True])
 def test_other_paths_unchanged(log):
-    """dim not last, strided views, dtype=, float16/bfloat16, the implicit dim warning."""
+    """other dims, strided views, dtype=, float16/bfloat16, the implicit dim warning."""
     ours, theirs = _fns(log)
     x = np.random.default_rng(3).standard_normal((4, 6, 5)).astype(np.float32)
     for dim in (0, 1, -2):
@@ -158,4 +166,36 @@ def test_row_kernels_parallel_driver_matches_serial():
         ga, gb = np.empty_like(x), np.empty_like(x)
         k[2](g, a, ga, log, z)
         k[5](g, a, gb, log, z, 7)
+        np.testing.assert_array_equal(ga, gb)
+
+
+def test_cross_entropy_class_dim_not_last():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 11, 6)).astype(np.float32)
+    y = rng.integers(0, 11, (4, 6))
+    a = st.tensor(x, requires_grad=True)
+    loss = SF.cross_entropy(a, st.tensor(y))
+    loss.backward()
+    b = torch.tensor(x, requires_grad=True)
+    tl = TF.cross_entropy(b, torch.tensor(y))
+    tl.backward()
+    np.testing.assert_allclose(loss.item(), tl.item(), rtol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.skipif(not _kernels_on(), reason="numba kernels switched off")
+def test_slab_kernels_parallel_driver_matches_serial():
+    from sparsetorch._backend import CPU
+    k = ksm.rows(CPU)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((9, 13, 40)).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    for log in (False, True):
+        a, b = np.empty_like(x), np.empty_like(x)
+        k[6 + int(log)](x, a, np.float32(1))
+        k[9 + int(log)](x, b, np.float32(1), 4)
+        np.testing.assert_array_equal(a, b)
+        ga, gb = np.empty_like(x), np.empty_like(x)
+        k[8](g, a, ga, log, np.float32(0))
+        k[11](g, a, gb, log, np.float32(0), 4)
         np.testing.assert_array_equal(ga, gb)

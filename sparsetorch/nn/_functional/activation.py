@@ -367,10 +367,11 @@ def _softmax_dim(name, ndim):
 
 # ---- softmax / log_softmax along the last dim: numba row kernels (issue 14) ----
 # F.softmax / F.log_softmax on float32/float64 C-contiguous CPU tensors along the last dim run
-# nn/_kernels/softmax.py's row kernels (2-3 passes a row instead of NumPy's five) and record one
-# node each (SoftmaxBackward0 / LogSoftmaxBackward0) whose plain backward is one row kernel too;
-# with create_graph the formulas below (sparsetorch ops) run. Anything else (another dim, a
-# strided view, float16/bfloat16, sparse, GPU) takes the ops' path (sparsetorch.softmax).
+# nn/_kernels/softmax.py's row kernels (2-3 passes a row instead of NumPy's five; another dim:
+# its slab kernels, vectorised along the dims after it) and record one node each
+# (SoftmaxBackward0 / LogSoftmaxBackward0) whose plain backward is one kernel too; with
+# create_graph the formulas below (sparsetorch ops) run. Anything else (a strided view,
+# float16/bfloat16, sparse, GPU) takes the ops' path (sparsetorch.softmax).
 # sparsetorch.softmax / Tensor.softmax themselves stay NumPy (the _ops floor cannot import nn).
 
 _SM_DTYPES = (float32, float64)
@@ -378,18 +379,19 @@ _SM_DTYPES = (float32, float64)
 
 def _sm_fwd_kernel(be, x, dim, log):
     k = _ksm.rows(be)
-    if k is None or x.ndim == 0 or dim != x.ndim - 1 or not x.flags.c_contiguous or x.size == 0:
+    if k is None or x.ndim == 0 or not x.flags.c_contiguous or x.size == 0 \
+            or x.dtype.kind != "f" or x.dtype.itemsize not in (4, 8):
         return _np_softmax(be, x, dim, log)
-    return _ksm.softmax_rows(be, k, x, log)
+    return _ksm.softmax_rows(be, k, x, log, dim)
 
 
 def _sm_grad(grad, result, dim, log):
-    if _plain(grad, result) and result.device is CPU_DEVICE and dim == result.ndim - 1 \
+    if _plain(grad, result) and result.device is CPU_DEVICE and result.ndim \
             and result._data.flags.c_contiguous:
         k = _ksm.rows(CPU)
         if k is not None:
             g = CPU.xp.ascontiguousarray(grad._data)
-            r = _ksm.softmax_rows_backward(CPU, k, g, result._data, log)
+            r = _ksm.softmax_rows_backward(CPU, k, g, result._data, log, dim)
             return wrap(r, result.dtype, CPU_DEVICE, strided)
     if log:
         return grad - result.exp() * grad.sum(dim, keepdim=True)
@@ -407,7 +409,7 @@ _log_softmax_nn_op = defop(
 
 
 def _fast_softmax(input, dim, dtype, log):
-    """The row kernels' result for a float32/float64 C-contiguous CPU tensor along its last dim
+    """The kernels' result for a float32/float64 C-contiguous CPU tensor of at least one dim
     (after ``dtype``'s cast), or None (the ops' path)."""
     if input.__class__ is not Tensor or input.device is not CPU_DEVICE \
             or input.layout is not strided or _profiler.ACTIVE is not None \
@@ -421,15 +423,17 @@ def _fast_softmax(input, dim, dtype, log):
     dt = input.dtype
     x = input._data
     nd = x.ndim
-    if (dt is not float32 and dt is not float64) or nd == 0 or (dim != -1 and dim != nd - 1) \
+    if (dt is not float32 and dt is not float64) or nd == 0 or not -nd <= dim < nd \
             or not x.flags.c_contiguous or x.size == 0:
         return None
+    if dim < 0:
+        dim += nd
     k = _ksm.rows(CPU)
     if k is None:
         return None
-    t = wrap(_ksm.softmax_rows(CPU, k, x, log), dt, CPU_DEVICE, strided)
+    t = wrap(_ksm.softmax_rows(CPU, k, x, log, dim), dt, CPU_DEVICE, strided)
     if input._rg:
-        record_if_grad(_log_softmax_nn_op if log else _softmax_nn_op, t, (input,), (nd - 1,))
+        record_if_grad(_log_softmax_nn_op if log else _softmax_nn_op, t, (input,), (dim,))
     return t
 
 

@@ -31,6 +31,8 @@ __all__ = ["kernels", "rows", "softmax_rows", "softmax_rows_backward"]
 fexp = wide = None  # set by _build (_fastmath.py): module globals, so numba's disk cache holds
 _maxbits = _scale = None  # set by _build_rows: kernels that other kernels call are module
 _sm_s = _lsm_s = _bwd_s = _sm_p = _lsm_p = _bwd_p = None  # globals too (numba's cache)
+_slab_max = _slab_exp_store_sum = _slab_exp_sum = _slab_scale = _slab_shift = None
+_msm_s = _mlsm_s = _mbwd_s = _msm_p = _mlsm_p = _mbwd_p = None
 _ROWS_PER_TASK = 1 << 14  # elements per parallel task, at least (whole rows)
 
 
@@ -92,26 +94,41 @@ def rows(be):
     return _jit.kernels("softmax_nn", _build_rows, 3.0) if be.name == "cpu" else None
 
 
-def softmax_rows(be, k, x, log):
-    """softmax (``log`` False) or log_softmax along the last dim of the C-contiguous ``x`` (at
-    least 1-D): a new array of ``x``'s shape (not a view: autograd takes it over uncopied)."""
+def _split(shape, dim):
+    outer = inner = 1
+    for d in shape[:dim]:
+        outer *= d
+    for d in shape[dim + 1:]:
+        inner *= d
+    return outer, shape[dim], inner
+
+
+def softmax_rows(be, k, x, log, dim=-1):
+    """softmax (``log`` False) or log_softmax along ``dim`` of the C-contiguous ``x`` (at least
+    1-D): a new array of ``x``'s shape (not a view: autograd takes it over uncopied). The last
+    dim runs the row kernels; another one the slab kernels (vectorised along the dims after it)."""
     xp = be.xp
     out = xp.empty(x.shape, x.dtype)
+    outer, n, inner = _split(x.shape, dim % x.ndim)
+    if inner > 1:
+        _run(k, 7 if log else 6, x.size, x.reshape(outer, n, inner),
+             out.reshape(outer, n, inner), x.dtype.type(1))
+        return out
     if x.dtype == xp.float32:
         it, sh, mask = xp.int32, xp.int32(31), xp.int32(0x7FFFFFFF)
     else:
         it, sh, mask = xp.int64, xp.int64(63), xp.int64(0x7FFFFFFFFFFFFFFF)
-    n = x.shape[-1]
     x2, o2 = x.reshape(-1, n), out.reshape(-1, n)
     _run(k, 1 if log else 0, x.size, x2, x2.view(it), o2, o2.view(it), x.dtype.type(1), sh, mask)
     return out
 
 
-def softmax_rows_backward(be, k, g, out, log):
+def softmax_rows_backward(be, k, g, out, log, dim=-1):
     """The input's gradient from ``g`` and the forward's ``out`` (C-contiguous, one shape)."""
     r = be.xp.empty(out.shape, out.dtype)
-    n = out.shape[-1]
-    _run(k, 2, out.size, g.reshape(-1, n), out.reshape(-1, n), r.reshape(-1, n), log,
+    outer, n, inner = _split(out.shape, dim % out.ndim)
+    s = (outer, n, inner) if inner > 1 else (outer, n)
+    _run(k, 8 if inner > 1 else 2, out.size, g.reshape(s), out.reshape(s), r.reshape(s), log,
          out.dtype.type(0))
     return r
 
@@ -120,7 +137,7 @@ def _run(k, which, n, *args):
     rows_ = args[0].shape[0]
     with _jit.limit(n) as threads:
         if threads > 1 and rows_ > 1:
-            per = max(1, _ROWS_PER_TASK // max(1, args[0].shape[1]))
+            per = max(1, _ROWS_PER_TASK // max(1, n // rows_))
             tasks = max(threads, (rows_ + per - 1) // per)
             return k[which + 3](*args, min(tasks, rows_))
         return k[which](*args)
@@ -135,6 +152,8 @@ def _build_rows():
     except ImportError:
         return False
     global fexp, wide, _maxbits, _scale, _sm_s, _lsm_s, _bwd_s, _sm_p, _lsm_p, _bwd_p
+    global _slab_max, _slab_exp_store_sum, _slab_exp_sum, _slab_scale, _slab_shift
+    global _msm_s, _mlsm_s, _mbwd_s, _msm_p, _mlsm_p, _mbwd_p
     fexp, wide = _fastmath.fexp, _fastmath.wide
     fm = {"contract", "reassoc"}  # sums vectorised (torch's are too), fused multiply-adds
     jit = njit(cache=True, error_model="numpy", fastmath=fm)
@@ -249,4 +268,162 @@ def _build_rows():
             _bwd_s(g[a:b], p[a:b], o[a:b], log, z)
         return 0
 
-    return (_sm_s, _lsm_s, _bwd_s, _sm_p, _lsm_p, _bwd_p)
+    # slabs (outer, n, inner): the reductions run along n, vectorised along inner
+
+    @jit
+    def _msm_s(x, o, one):
+        wide()
+        no, n, L = x.shape
+        m = np.empty(L, x.dtype)
+        s = np.empty(L, x.dtype)
+        for a in range(no):
+            _slab_max(x[a], m)
+            _slab_exp_store_sum(x[a], o[a], m, s, one - one)
+            for j in range(L):
+                s[j] = one / s[j]
+            _slab_scale(o[a], s)
+        return 0
+
+    @jit
+    def _mlsm_s(x, o, one):
+        wide()
+        no, n, L = x.shape
+        m = np.empty(L, x.dtype)
+        s = np.empty(L, x.dtype)
+        for a in range(no):
+            _slab_max(x[a], m)
+            _slab_exp_sum(x[a], m, s, one - one)
+            for j in range(L):
+                s[j] = np.log(s[j])
+            _slab_shift(x[a], o[a], m, s)
+        return 0
+
+    @rowjit
+    def _slab_max(xa, m):
+        # element-wise along the inner dims (no reduction: it vectorises); a nan kept or passed
+        # over here makes ``x - max`` nan all the same
+        wide()
+        n, L = xa.shape
+        for j in range(L):
+            m[j] = xa[0, j]
+        for c in range(1, n):
+            xr = xa[c]
+            for j in range(L):
+                v = xr[j]
+                w = m[j]
+                m[j] = v if v > w else w
+        return 0
+
+    @rowjit
+    def _slab_exp_store_sum(xa, oa, m, s, z):
+        wide()
+        n, L = xa.shape
+        for j in range(L):
+            s[j] = z
+        for c in range(n):
+            xr = xa[c]
+            orow = oa[c]
+            for j in range(L):
+                e = fexp(xr[j] - m[j])
+                orow[j] = e
+                s[j] += e
+        return 0
+
+    @rowjit
+    def _slab_exp_sum(xa, m, s, z):
+        wide()
+        n, L = xa.shape
+        for j in range(L):
+            s[j] = z
+        for c in range(n):
+            xr = xa[c]
+            for j in range(L):
+                s[j] += fexp(xr[j] - m[j])
+        return 0
+
+    @rowjit
+    def _slab_scale(oa, inv):
+        wide()
+        n, L = oa.shape
+        for c in range(n):
+            orow = oa[c]
+            for j in range(L):
+                orow[j] *= inv[j]
+        return 0
+
+    @rowjit
+    def _slab_shift(xa, oa, m, ls):
+        wide()
+        n, L = xa.shape
+        for c in range(n):
+            xr = xa[c]
+            orow = oa[c]
+            for j in range(L):
+                orow[j] = (xr[j] - m[j]) - ls[j]
+        return 0
+
+    @jit
+    def _mbwd_s(g, p, o, log, z):
+        wide()
+        no, n, L = p.shape
+        d = np.empty(L, p.dtype)
+        for a in range(no):
+            ga = g[a]
+            pa = p[a]
+            oa = o[a]
+            for j in range(L):
+                d[j] = z
+            if log:
+                for c in range(n):
+                    gr = ga[c]
+                    for j in range(L):
+                        d[j] += gr[j]
+                for c in range(n):
+                    gr = ga[c]
+                    pr = pa[c]
+                    orow = oa[c]
+                    for j in range(L):
+                        orow[j] = gr[j] - fexp(pr[j]) * d[j]
+            else:
+                for c in range(n):
+                    gr = ga[c]
+                    pr = pa[c]
+                    for j in range(L):
+                        d[j] += gr[j] * pr[j]
+                for c in range(n):
+                    gr = ga[c]
+                    pr = pa[c]
+                    orow = oa[c]
+                    for j in range(L):
+                        orow[j] = pr[j] * (gr[j] - d[j])
+        return 0
+
+    @pjit
+    def _msm_p(x, o, one, tasks):
+        rows_ = x.shape[0]
+        for t in prange(tasks):
+            a = rows_ * t // tasks
+            b = rows_ * (t + 1) // tasks
+            _msm_s(x[a:b], o[a:b], one)
+        return 0
+
+    @pjit
+    def _mlsm_p(x, o, one, tasks):
+        rows_ = x.shape[0]
+        for t in prange(tasks):
+            a = rows_ * t // tasks
+            b = rows_ * (t + 1) // tasks
+            _mlsm_s(x[a:b], o[a:b], one)
+        return 0
+
+    @pjit
+    def _mbwd_p(g, p, o, log, z, tasks):
+        rows_ = p.shape[0]
+        for t in prange(tasks):
+            a = rows_ * t // tasks
+            b = rows_ * (t + 1) // tasks
+            _mbwd_s(g[a:b], p[a:b], o[a:b], log, z)
+        return 0
+
+    return (_sm_s, _lsm_s, _bwd_s, _sm_p, _lsm_p, _bwd_p,
+            _msm_s, _mlsm_s, _mbwd_s, _msm_p, _mlsm_p, _mbwd_p)
