@@ -22,6 +22,9 @@ reassociated (vectorised). Built on first use (``cache=True``), CPU backend only
   a ``+inf`` or a nan gives a nan row.
 - ``softmax_rows_backward(be, g, out, log)``: ``p * (g - sum(g * p))`` or
   ``g - exp(out) * sum(g)``, two passes over each row (held in cache).
+- Another dim (``dim`` argument): the array seen as slabs ``(outer, n, inner)``, the same passes
+  element-wise along ``inner`` (per-column max and sums in a scratch row), which vectorises;
+  NumPy's transposed copies cost more than they save.
 """
 
 from ... import _jit
