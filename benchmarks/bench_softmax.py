@@ -5,7 +5,7 @@
 
 Rows (float32, along dim -1): softmax and log_softmax forward, and forward + backward (a given
 gradient), on (256, 64, 64) (attention-like short rows), (4096, 1000) (a classifier's logits)
-and (128, 10); cross_entropy on (4096, 1000) forward + backward. Variants: torch, sparsetorch
+and (128, 10), and (64, 1000, 64) along dim 1 (the slab kernels); cross_entropy on (4096, 1000) forward + backward. Variants: torch, sparsetorch
 (the numba row kernels of nn/_kernels/softmax.py), sparsetorch with numba off (the NumPy path).
 
 Goal (issue 14): every row at most 1.0x torch.
@@ -28,7 +28,7 @@ try:
 except ImportError:  # the sparsetorch rows still run
     torch = TF = None
 
-SHAPES = ((256, 64, 64), (4096, 1000), (128, 10))
+SHAPES = (((256, 64, 64), -1), ((4096, 1000), -1), ((128, 10), -1), ((64, 1000, 64), 1))
 
 
 def _no_numba(fn):
@@ -50,28 +50,29 @@ def rows():
     """``{title: (torch_fn, sparsetorch_fn, inner)}``."""
     out = {}
     rng = np.random.default_rng(0)
-    for shape in SHAPES:
+    for shape, dim in SHAPES:
         x = rng.standard_normal(shape).astype(np.float32)
         g = rng.standard_normal(shape).astype(np.float32)
         for name in ("softmax", "log_softmax"):
-            def fwd(m, Fm, a, name=name):
+            def fwd(m, Fm, a, name=name, dim=dim):
                 f = getattr(Fm, name)
-                return lambda: f(a, -1)
+                return lambda: f(a, dim)
 
-            def fb(m, Fm, a, gg, name=name):
+            def fb(m, Fm, a, gg, name=name, dim=dim):
                 f = getattr(Fm, name)
 
                 def run():
                     a.grad = None
-                    f(a, -1).backward(gg)
+                    f(a, dim).backward(gg)
                 return run
 
             t = (torch.tensor(x), torch.tensor(x, requires_grad=True), torch.tensor(g)) \
                 if torch is not None else None
             s = (st.tensor(x), st.tensor(x, requires_grad=True), st.tensor(g))
-            out[f"F.{name} {shape} forward"] = (
+            where = "" if dim == -1 else f" dim {dim}"
+            out[f"F.{name} {shape}{where} forward"] = (
                 fwd(torch, TF, t[0]) if t else None, fwd(st, F, s[0]), _inner(shape))
-            out[f"F.{name} {shape} forward + backward"] = (
+            out[f"F.{name} {shape}{where} forward + backward"] = (
                 fb(torch, TF, t[1], t[2]) if t else None, fb(st, F, s[1], s[2]), _inner(shape))
     x = rng.standard_normal((4096, 1000)).astype(np.float32)
     y = rng.integers(0, 1000, 4096)
