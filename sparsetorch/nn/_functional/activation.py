@@ -14,13 +14,13 @@ from ..._device import CPU as CPU_DEVICE
 from ..._dispatch import call, defop, record_if_grad, wrap
 from ..._dtype import float32, float64
 from ..._layout import strided
-from ..._tensor import Tensor
 from ..._ops import relu_ as _relu_  # declared with relu (_variants.py)
 from ..._ops._util import check_tensor
 from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
 from ..._ops.statistics import _softmax_kernel as _np_softmax
+from ..._tensor import Tensor
 from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk

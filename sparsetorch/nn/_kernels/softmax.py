@@ -173,7 +173,7 @@ def _build_rows():
         for j in range(1, xir.size):
             v = xir[j]
             kj = v ^ ((v >> sh) & mask)
-            k = kj if kj > k else k
+            k = kj if kj > k else k  # noqa: FURB136 - a select: vectorises
         return k ^ ((k >> sh) & mask)
 
     @rowjit
@@ -276,7 +276,7 @@ def _build_rows():
     @jit
     def _msm_s(x, o, one):
         wide()
-        no, n, L = x.shape
+        no, _, L = x.shape
         m = np.empty(L, x.dtype)
         s = np.empty(L, x.dtype)
         for a in range(no):
@@ -290,7 +290,7 @@ def _build_rows():
     @jit
     def _mlsm_s(x, o, one):
         wide()
-        no, n, L = x.shape
+        no, _, L = x.shape
         m = np.empty(L, x.dtype)
         s = np.empty(L, x.dtype)
         for a in range(no):
@@ -314,7 +314,7 @@ def _build_rows():
             for j in range(L):
                 v = xr[j]
                 w = m[j]
-                m[j] = v if v > w else w
+                m[j] = v if v > w else w  # noqa: FURB136 - a select, nan kept as is
         return 0
 
     @rowjit
