@@ -406,8 +406,8 @@ def _softmax_kernel(be, x, dim, log):
     if x.ndim == 0:
         x = x.reshape(1)
     m = xp.amax(x, dim, keepdims=True)
-    z = x - xp.where(xp.isfinite(m), m, 0)
     with quiet(be):
+        z = x - m  # as torch: a +inf (or all -inf) slice gives nan throughout
         if log:
             r = z - xp.log(xp.exp(z).sum(dim, keepdims=True))
         else:
