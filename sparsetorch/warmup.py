@@ -112,7 +112,8 @@ def _nn(dtype):
     x = st.randn(1 << 17, dtype=dtype, requires_grad=True)
     t = st.rand(1 << 17, dtype=dtype)
     w = st.rand(1 << 17, dtype=dtype)
-    for y in (F.sigmoid(x), F.logsigmoid(x), F.softplus(x), F.softplus(x, beta=2.0)):
+    for y in (F.sigmoid(x), F.logsigmoid(x), F.softplus(x), F.softplus(x, beta=2.0), F.silu(x),
+              F.gelu(x), F.gelu(x, approximate="tanh"), F.elu(x), F.leaky_relu(x)):
         y.sum().backward()
     for red in ("mean", "sum", "none"):
         for kw in ({}, {"weight": w}, {"pos_weight": w}):
@@ -171,6 +172,15 @@ def _transformer(dtype):
         (out.sum() + w.sum()).backward()
 
 
+def _softmax(dtype):
+    # F.softmax / F.log_softmax (so cross_entropy): rows (last dim) and slabs (another dim),
+    # forward and backward; small work runs the serial kernels, large work the parallel ones
+    for shape in ((8, 10), (512, 1024)):
+        x = st.randn(*shape, dtype=dtype, requires_grad=True)
+        for dim in (-1, 0):
+            (F.softmax(x, dim).sum() + F.log_softmax(x, dim).sum()).backward()
+
+
 def _pointwise(dtype):
     # a large add/sub/mul/div or sum takes them only with two free cores: run them directly
     _par_pointwise.warm_up(dtype.np)
@@ -183,7 +193,8 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "spgemm": ("sparse @ sparse", _spgemm),
     "rowsort": ("coalesce (scalar and hybrid values), COO row sums", _rowsort),
     "merge": ("sparse + sparse, sparse * sparse", _merge),
-    "nn": ("sigmoid, logsigmoid, softplus, BCE-with-logits on large tensors", _nn),
+    "nn": ("sigmoid, logsigmoid, softplus, silu, gelu, elu, leaky_relu, BCE-with-logits on large "
+           "tensors", _nn),
     "distributed": ("the sparse all-reduce's k-way merge", _distributed),
     "random": ("normal_, exponential_, cauchy_, ..., randn, rand, randperm on large tensors",
                _random),
@@ -193,6 +204,8 @@ GROUPS = {  # name -> (what it compiles, the workload that reaches it)
     "threshold_bwd": ("relu's backward (threshold_backward) from 16384 elements", _threshold_bwd),
     "transformer": ("layer norm, dropout, attention softmax and head split, fwd and bwd",
                     _transformer),
+    "softmax": ("F.softmax / F.log_softmax (cross_entropy) rows and slabs, fwd and bwd",
+                _softmax),
 }
 
 

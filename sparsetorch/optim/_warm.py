@@ -6,8 +6,10 @@ the costs that would otherwise land in the first iterations are paid, once per p
 
 - **Kernels.** numba loads a cached kernel at its first call (2-10 ms each). The optimizer's own
   row kernels (``_kernels.warm``), the small-``bmm`` kernel (a DLRM interaction or attention
-  scores: ``bmm(T, T.transpose(1, 2))``), ReLU's backward and the CSR-times-dense row kernels
-  (a GCN's ``A @ X``) load now for the parameters' dtypes. Embedding layers load theirs when built.
+  scores: ``bmm(T, T.transpose(1, 2))``), ReLU's backward, the CSR-times-dense row kernels
+  (a GCN's ``A @ X``), ``F.softmax``/``F.log_softmax``'s row kernels (a classifier's loss) and,
+  when numba may use several threads, the pooled large element-wise passes load now for the
+  parameters' dtypes. Embedding layers load theirs when built.
 - **The collector.** numba's first kernel load builds its typing and target tables: ~200k
   Python objects. Left alone, they are young, and the cyclic collector's next full pass walks
   them all inside a training step (100-320 ms on the 2-core machine, at step 0 or step 15 of a
@@ -24,7 +26,8 @@ import sys
 
 from .. import _jit
 from .._backend import CPU
-from ..dense import _small_bmm, _threshold_bwd
+from ..dense import _par_pointwise, _small_bmm, _threshold_bwd
+from ..nn._kernels import softmax as _softmax
 from ..sparse import _spmm
 from . import _kernels
 
@@ -42,6 +45,9 @@ def _step_kernels(dt):
         relu = _threshold_bwd.kernel()  # an MLP's ReLU backward from 16384 elements
         _STEP_KERNELS.append(((relu,) if relu is not None else None, None))
         _STEP_KERNELS.append((_spmm._nb(CPU, dt), _SPMM_ROWS))  # one group for every dtype
+        _STEP_KERNELS.append((_softmax.rows(CPU), None))  # log_softmax / cross_entropy
+        if sys.modules["numba"].get_num_threads() > 1:  # large element-wise passes, pooled
+            _STEP_KERNELS.append((_par_pointwise.kernels(), None))
     return _STEP_KERNELS
 
 
