@@ -9,19 +9,19 @@ from sparsetorch import _jit
 from sparsetorch._backend import CPU
 from sparsetorch.nn._kernels import pointwise as PK
 
+from ._fastmath_checks import needs_numba_kernels, ulps
+
 special = pytest.importorskip("scipy.special")
 torch = pytest.importorskip("torch")
 F = np.float32
 
 
 def _numba():
-    if _jit.kernels("nn_pointwise", PK._build) is None:
-        pytest.skip("numba kernels off or missing")
+    needs_numba_kernels()
 
 
 def _ulps(got, ref, scale):
-    sp = np.maximum(np.spacing(np.abs(scale).astype(F)).astype(np.float64), 2.0 ** -149)
-    return np.abs(got.astype(np.float64) - ref) / sp
+    return ulps(got, ref, scale, 2.0 ** -149)
 
 
 def _sweep():

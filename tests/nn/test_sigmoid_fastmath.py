@@ -10,18 +10,18 @@ from sparsetorch import _jit
 from sparsetorch._backend import CPU
 from sparsetorch.nn._kernels import pointwise as PK
 
+from ._fastmath_checks import needs_numba_kernels, ulps
+
 torch = pytest.importorskip("torch")
 F = np.float32
 
 
 def _numba():
-    if _jit.kernels("nn_pointwise", PK._build) is None:
-        pytest.skip("numba kernels off or missing")
+    needs_numba_kernels()
 
 
 def _ulps(got, ref, scale):
-    sp = np.maximum(np.spacing(np.abs(scale).astype(F)).astype(np.float64), 2.0 ** -126)
-    return np.abs(got.astype(np.float64) - ref) / sp
+    return ulps(got, ref, scale, 2.0 ** -126)
 
 
 def _sweep():  # odd length: the vector loops end in a scalar / narrow tail
