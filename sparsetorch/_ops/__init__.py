@@ -51,6 +51,8 @@ from .sharing import is_shared, share_memory_  # noqa: F401 - Tensor methods (sh
 from .storage import is_storage  # noqa: F401 - read-only storage views (storage.py)
 from .storage import storage as _tensor_storage, untyped_storage as _untyped_storage  # noqa: F401
 from .sparse_legacy import *  # noqa: F401,F403 - spmm, smm, hspmm, sspaddmm
+from . import sparse_mm as _sparse_mm, sparse_scipy as _sparse_scipy  # noqa: F401,E402 - loaded
+# now, not at the first sparse.mm / from_scipy call (a training loop's first step; ~1 ms)
 from .legacy import tensor_ctor, tensor_new, tensor_new_zeros  # noqa: F401 - Tensor(...), x.new(...)
 from ._aten import ops  # noqa: F401,E402 - torch.ops / torch._ops.ops: operator namespaces
 from .._variants import FUNCTIONS as _INPLACE  # noqa: E402 - the op_ forms declared with their ops
