@@ -17,8 +17,10 @@ the costs that would otherwise land in the first iterations are paid, once per p
   optimizer is built after numba has loaded, makes them old: the next full pass is then due
   only after as many new long-lived objects again, which a training loop does not make.
 
-Nothing happens when numba is not loaded in the process (a dense model whose kernels are all
-NumPy's): importing numba only to warm it would cost more than it saves.
+Nothing happens when numba is not loaded in the process and no sparse tensor was made (a dense
+model whose kernels are all NumPy's): importing numba only to warm it would cost more than it
+saves. A process that holds sparse tensors (a GCN's adjacency) will call the sparse kernels, so
+numba loads here rather than in the first epoch (pygcn: first epoch 0.33 s -> see the notes).
 """
 
 import gc
@@ -28,7 +30,7 @@ from .. import _jit
 from .._backend import CPU
 from ..dense import _par_pointwise, _small_bmm, _threshold_bwd
 from ..nn._kernels import softmax as _softmax
-from ..sparse import _spmm
+from ..sparse import _payload, _spmm
 from . import _kernels
 
 __all__ = ["prepare"]
@@ -41,12 +43,16 @@ _SPMM_ROWS = ("csr_mm_rows", "csr_mm_rows_p")
 def _step_kernels(dt):
     if not _STEP_KERNELS:
         bmm = _small_bmm.nt_kernel()
-        _STEP_KERNELS.append(((bmm,) if bmm is not None else None, None))
+        if bmm is None:  # numba missing or switched off: nothing to load
+            return ()
         relu = _threshold_bwd.kernel()  # an MLP's ReLU backward from 16384 elements
-        _STEP_KERNELS.append(((relu,) if relu is not None else None, None))
-        _STEP_KERNELS.append((_spmm._nb(CPU, dt), _SPMM_ROWS))  # one group for every dtype
-        _STEP_KERNELS.append((_softmax.rows(CPU), None))  # log_softmax / cross_entropy
-        if sys.modules["numba"].get_num_threads() > 1:  # large element-wise passes, pooled
+        _STEP_KERNELS.extend([
+            ((bmm,), None),
+            ((relu,) if relu is not None else None, None),
+            (_spmm._nb(CPU, dt), _SPMM_ROWS),  # one group for every dtype
+            (_softmax.rows(CPU), None),  # log_softmax / cross_entropy
+        ])
+        if _jit._numba_threads()[0]() > 1:  # large element-wise passes, pooled
             _STEP_KERNELS.append((_par_pointwise.kernels(), None))
     return _STEP_KERNELS
 
@@ -55,13 +61,16 @@ def prepare(cls, dtypes):
     """Load the kernels an optimizer of class ``cls`` over parameters of these NumPy float
     dtypes will meet in its first steps, then settle the collector (once per process). Returns
     how many kernel overloads were loaded."""
-    if "numba" not in sys.modules or not _jit.ENABLED[0]:
+    if not _jit.ENABLED[0] or ("numba" not in sys.modules and not _payload.SEEN[0]):
         return 0
-    n = _kernels.warm(cls, dtypes)
+    n = 0
     for dt in dtypes:
         if dt.kind == "f" and dt.itemsize in (4, 8):
             for group, names in _step_kernels(dt):
                 n += _jit.warm(group, dt, names)
+    if "numba" not in sys.modules:  # not installed: the groups above were None
+        return n
+    n += _kernels.warm(cls, dtypes)
     if not _SETTLED[0]:
         _SETTLED[0] = True
         gc.collect()

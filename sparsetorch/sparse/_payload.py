@@ -10,7 +10,11 @@ CSR: ``crow`` ``[M + 1]`` (or ``[B, M + 1]`` batched), ``col`` ``[nnz]`` (``[B, 
 ``[nnz]`` (``[B, nnz]``); column indices sorted and unique within each row, as in torch.
 """
 
-__all__ = ["COO", "CSR", "SparseInvariantError", "validate_coo", "validate_csr"]
+__all__ = ["COO", "CSR", "SEEN", "SparseInvariantError", "validate_coo", "validate_csr"]
+
+# set by the first payload: this process holds sparse tensors, so its training loop will call
+# the numba sparse kernels (optim/_warm.py loads them when the optimizer is built)
+SEEN = [False]
 
 
 class COO:
@@ -24,6 +28,7 @@ class COO:
         self.shape = tuple(shape)
         self.coalesced = bool(coalesced)
         self._cache = None
+        SEEN[0] = True
 
     @property
     def sparse_dim(self):
@@ -70,6 +75,7 @@ class CSR:
         self.values = values
         self.shape = tuple(shape)
         self._cache = None
+        SEEN[0] = True
 
     @property
     def nnz(self):
