@@ -58,25 +58,22 @@ def test_dense_model_without_numba_imports_nothing():
 
 
 def test_a_process_with_sparse_tensors_loads_numba_at_the_optimizer():
-    """A GCN's adjacency is sparse: its first epoch will call the sparse kernels, so numba and
-    the spmm rows load when the optimizer is built, not inside that epoch."""
+    """A GCN's adjacency is sparse: its first epoch will call the sparse kernels, so numba
+    starts and the spmm rows are warmed (loaded from the cache, when it has them) when the
+    optimizer is built, not inside that epoch."""
     pytest.importorskip("numba")
     if not _jit.ENABLED[0]:
         pytest.skip("numba switched off by SPARSETORCH_NO_NUMBA")
-    _run("""
-        import sparsetorch as st
-        st.sparse.mm(st.eye(64).to_sparse_csr(), st.randn(64, 8))
-    """)  # the spmm rows in numba's cache
     out = _run("""
         import sys
         import sparsetorch as st
+        from sparsetorch import _jit
+        from sparsetorch.optim import _warm
         adj = st.eye(32).to_sparse()
         before = "numba" in sys.modules
         w = st.nn.Parameter(st.randn(32, 4))
         st.optim.Adam([w])
-        from sparsetorch.sparse import _spmm
-        from sparsetorch._backend import CPU
-        k = _spmm._nb(CPU, w.dtype.np)
-        print(before, "numba" in sys.modules, len(k.csr_mm_rows.overloads) > 0)
+        warmed = {names for _, _, names in _jit._WARMED}
+        print(before, "numba" in sys.modules, _warm._SPMM_ROWS in warmed, _warm._SETTLED[0])
     """)
-    assert out == ["False", "True", "True"]
+    assert out == ["False", "True", "True", "True"]
