@@ -14,10 +14,6 @@ from tests.opdb import OP_DB
 
 torch = pytest.importorskip("torch")
 
-# rows whose complex gradients sparsetorch does not give yet (strict: a fix must remove them)
-XFAIL = {}
-
-
 def _torch_fn(row):
     """torch's callable for a row: the same public path, or the row's lambda with ``st``
     rebound to torch."""
@@ -129,8 +125,7 @@ def _cases():
             except Exception:  # torch has no complex version of this op
                 continue
             if ins and (dtype is st.float64 or any(t.dtype.is_complex for t in ins)):
-                marks = [pytest.mark.xfail(reason=XFAIL[row.name], strict=True)] if row.name in XFAIL else []
-                cases.append(pytest.param(row, dtype, id=f"{row.name}-{dtype}", marks=marks))
+                cases.append(pytest.param(row, dtype, id=f"{row.name}-{dtype}"))
                 break
     return cases
 
