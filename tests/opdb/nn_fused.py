@@ -8,6 +8,7 @@ import sparsetorch as st
 import sparsetorch.nn.functional as F
 
 from ._core import FLOATS, ErrorInput, OpInfo, Sample, make
+from .reduction import _np_log_softmax, _np_softmax
 
 
 def _red(loss, reduction, denom=None):
@@ -211,6 +212,22 @@ def _bn_errors():
                        r"Expected more than 1 value per channel when training")]
 
 
+# ---- F.softmax / F.log_softmax: the row kernels (last dim), the slab kernels (another dim),
+# and a strided view that takes the op's NumPy path (dtype= in tests/nn/test_softmax_kernels.py) ----
+
+def _fsm_samples(dtype, rg):
+    x = make((4, 7), dtype, rg, seed=1)
+    return [Sample((x,), {"dim": -1}, name="rows"),
+            Sample((make((3, 5, 4), dtype, rg, seed=2),), {"dim": 1}, name="slabs"),
+            Sample((make((6,), dtype, rg, seed=3),), {"dim": 0}, name="1d"),
+            Sample((x.t(),), {"dim": 1}, name="strided_view")]
+
+
+def _fsm_errors():
+    return [ErrorInput(Sample((st.ones(3, dtype=st.int64), 0)), NotImplementedError,
+                       "not implemented for 'Long'")]
+
+
 OPS = [
     OpInfo("nn.functional.linear", F.linear, _np_linear, _linear_samples, FLOATS, True,
            _linear_errors),
@@ -230,4 +247,8 @@ OPS = [
            _ln_errors),
     OpInfo("nn.functional.batch_norm", F.batch_norm, _np_batch_norm, _bn_samples, FLOATS, True,
            _bn_errors),
+    OpInfo("nn.functional.softmax", F.softmax, _np_softmax, _fsm_samples, FLOATS,
+           True, _fsm_errors),
+    OpInfo("nn.functional.log_softmax", F.log_softmax, _np_log_softmax,
+           _fsm_samples, FLOATS, True, _fsm_errors),
 ]
