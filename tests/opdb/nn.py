@@ -294,6 +294,8 @@ OPS = [
            _prelu_errors),
     OpInfo("nn.functional.interpolate", F.interpolate, _np_interpolate, _interp_samples, FLOATS,
            True, _interp_errors),
+    OpInfo("nn.functional.dropout", F.dropout, _np_same, _feature_dropout_samples(2), FLOATS, True,
+           _fd_errors((1,))),  # training draws: tests/nn/test_fused_dropout.py against torch
     OpInfo("nn.functional.dropout1d", F.dropout1d, _np_same, _feature_dropout_samples(3), FLOATS,
            True, _fd_errors((0, 1))),
     OpInfo("nn.functional.dropout2d", F.dropout2d, _np_same, _feature_dropout_samples(4), FLOATS,
