@@ -22,6 +22,7 @@ None and the caller runs NumPy.
 import math
 
 from .. import _jit
+from .._backend import CPU
 
 __all__ = ["MIN_SIZE", "SUM_MIN_SIZE", "binary", "total", "warm_up"]
 
@@ -268,9 +269,7 @@ def binary(ufunc_name, a, b):
         if threads < 2:
             return None
         nch, step = _chunks(n, threads)
-        import numpy as np
-
-        out = np.empty(shape, dt)  # NumPy's allocation: huge pages for a large array
+        out = CPU.xp.empty(shape, dt)  # NumPy's allocation: huge pages for a large array
         o = out.reshape(-1)
         if mode == 0:
             k["vv"](code, x.reshape(-1), y.reshape(-1), o, nch, step)
@@ -297,8 +296,7 @@ def total(a):
         if threads < 2:
             return None
         spans = _splits(n)
-        import numpy as np
-
+        np = CPU.xp
         starts = np.array([s for s, _ in spans], np.int64)
         sizes = np.array([m for _, m in spans], np.int64)
         part = np.empty(_LEAVES, dt)
@@ -313,8 +311,7 @@ def warm_up(dtype):
     k = kernels()
     if k is None:
         return False
-    import numpy as np
-
+    np = CPU.xp
     dt = np.dtype(dtype)
     a = np.ones(64, dt)
     o = np.empty_like(a)
