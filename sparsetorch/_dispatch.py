@@ -313,6 +313,18 @@ def register_payload(cls, lay):
     _PAYLOAD_LAYOUT[cls] = lay
 
 
+def cpu_float_payloads(*ts):
+    """The payloads of ``ts`` when all are strided CPU tensors of one dtype, float32 or float64
+    (what the payload-level backward paths of the hot nodes run on), else None."""
+    dt = ts[0].dtype
+    if dt is not D.float32 and dt is not D.float64:
+        return None
+    for t in ts:
+        if t.dtype is not dt or t.layout is not strided or t.device is not CPU_DEVICE:
+            return None
+    return [t._data for t in ts]
+
+
 # ---- recording the graph ----
 
 def record_if_grad(op, result, inputs, params=()):

@@ -14,7 +14,7 @@ from .. import _autocast as _ac
 from .._backend import CPU, get_backend
 from .._dtype import bfloat16, float32 as _F32, float64 as _F64
 from .._device import CPU as CPU_DEVICE
-from .._dispatch import call, composite, defop, record_if_grad, wrap
+from .._dispatch import call, composite, cpu_float_payloads, defop, record_if_grad, wrap
 from .._layout import sparse_coo, sparse_csr, strided
 from .._tensor import Tensor
 from ..autograd import profiler as _profiler
@@ -134,17 +134,14 @@ def _plain_product(a, b, ta, tb):
     """``a @ b`` (``a``/``b`` transposed in their last two dims where ``ta``/``tb``) on the
     payloads, in a plain backward (no create_graph, no profiling) over strided float32/float64
     CPU tensors of one dtype; None otherwise (the formula then runs with ops) (issue 14)."""
-    dt = a.dtype
-    if (dt is not _F32 and dt is not _F64) or b.dtype is not dt or a.layout is not strided \
-            or b.layout is not strided or a.device is not CPU_DEVICE or b.device is not CPU_DEVICE \
-            or _grad_enabled() or _profiler.ACTIVE is not None:
+    p = None if _grad_enabled() or _profiler.ACTIVE is not None else cpu_float_payloads(a, b)
+    if p is None:
         return None
-    x = a._data
-    y = b._data
+    x, y = p
     if x.ndim < 2 or x.ndim != y.ndim:
         return None
     return wrap(_np_matmul(x.swapaxes(-1, -2) if ta else x, y.swapaxes(-1, -2) if tb else y),
-                dt, CPU_DEVICE, strided)
+                a.dtype, CPU_DEVICE, strided)
 
 
 def _mm_grad_input(grad, mat2, _f=None):
@@ -187,13 +184,11 @@ def _mm_apply(node, grad_outputs):
     if ms.__class__ is not _Saved or xs.__class__ is not _Saved:
         return _OpNode.apply(node, grad_outputs)
     mat2, inp = ms.unpack(node), xs.unpack(node)
-    dt = grad.dtype
-    if (dt is not _F32 and dt is not _F64) or inp.dtype is not dt or mat2.dtype is not dt \
-            or grad.layout is not strided or inp.layout is not strided or mat2.layout is not strided \
-            or grad.device is not CPU_DEVICE or inp.device is not CPU_DEVICE \
-            or mat2.device is not CPU_DEVICE:
+    p = cpu_float_payloads(grad, inp, mat2)
+    if p is None:
         return _OpNode.apply(node, grad_outputs)
-    g, x, m = grad._data, inp._data, mat2._data
+    g, x, m = p
+    dt = grad.dtype
     if g.ndim < 2 or x.ndim != g.ndim or m.ndim != g.ndim:
         return _OpNode.apply(node, grad_outputs)
     mt = m.swapaxes(-1, -2)

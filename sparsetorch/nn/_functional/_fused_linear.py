@@ -13,7 +13,7 @@ The products run with the BLAS threads the thread policy gives their work (``_bl
 from ... import _blas
 from ..._backend import CPU
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import defop, record_if_grad
+from ..._dispatch import cpu_float_payloads, defop, record_if_grad
 from ..._dtype import float32, float64
 from ..._layout import strided
 from ..._tensor import Tensor, wrap
@@ -37,11 +37,7 @@ def _payloads(grad, t):
     tensors of one dtype (the GEMMs may run on them), else None (and while profiling)."""
     if _grad_enabled() or _profiler.ACTIVE is not None:  # profiling: torch's aten::mm ranges
         return None
-    dt = grad.dtype
-    if (dt is not float32 and dt is not float64) or t.dtype is not dt or grad.layout is not strided \
-            or t.layout is not strided or grad.device is not CPU_DEVICE or t.device is not CPU_DEVICE:
-        return None
-    return grad._data, t._data
+    return cpu_float_payloads(grad, t)
 
 
 def _out(data, like):

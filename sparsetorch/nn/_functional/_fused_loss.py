@@ -12,7 +12,7 @@ class weights are not differentiable, as in torch (the public functions refuse t
 
 from ..._backend import CPU, get_backend
 from ..._device import CPU as CPU_DEVICE
-from ..._dispatch import composite, defop, record_if_grad, wrap
+from ..._dispatch import composite, cpu_float_payloads, defop, record_if_grad, wrap
 from ..._dtype import float32, float64
 from ..._layout import sparse_coo, sparse_csr, strided
 from ..._tensor import Tensor
@@ -250,14 +250,11 @@ def _bcel_apply(node, grad_outputs):
             or ts.__class__ is not _Saved:
         return _OpNode.apply(node, grad_outputs)
     x, t = xs.unpack(node), ts.unpack(node)
-    dt = x.dtype
-    if (dt is not float32 and dt is not float64) or t.dtype is not dt or grad.dtype is not dt \
-            or x.layout is not strided or t.layout is not strided or grad.layout is not strided \
-            or x.device is not CPU_DEVICE or t.device is not CPU_DEVICE \
-            or grad.device is not CPU_DEVICE:
+    p = cpu_float_payloads(x, t, grad)
+    if p is None:
         return _OpNode.apply(node, grad_outputs)
-    d = _pk.bce_logits_backward(CPU, grad._data, x._data, t._data, None, None, saved[r - 1])
-    return [wrap(d, dt, CPU_DEVICE, strided), None, None, None]
+    d = _pk.bce_logits_backward(CPU, p[2], p[0], p[1], None, None, saved[r - 1])
+    return [wrap(d, x.dtype, CPU_DEVICE, strided), None, None, None]
 
 
 bce_logits_op.node_cls = type(bce_logits_op.node_cls.__name__, (bce_logits_op.node_cls,),
