@@ -246,6 +246,9 @@ def coo_to_csr(be, p, index_dtype=None):
             f"to_sparse_csr(): expected a 2-D or 3-D (batched) tensor, got {p.sparse_dim}-D; use "
             "COO for other dimensions"
         )
+    # CSR holds one row pointer per row (per batch): a huge row count is refused, not allocated
+    rows = (p.shape[0] + 1,) if p.sparse_dim == 2 else (p.shape[0], p.shape[1] + 1)
+    check_dense_alloc(rows, xp.dtype(xp.int64), "to_sparse_csr(): the row pointers (crow_indices)")
     q = coalesce(be, p)
     idt = index_dtype or xp.int64
     if p.sparse_dim == 2:

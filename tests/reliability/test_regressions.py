@@ -49,3 +49,15 @@ def test_binary_ops_with_a_python_number_keep_the_stored_dtype(name):
         except (TypeError, RuntimeError):
             continue
         assert r._data.dtype == r.dtype.np, (name, args[1].__class__.__name__)
+
+
+@pytest.mark.parametrize("shape", [(8_338_342_294, 3), (2, 8_338_342_294, 3)])
+def test_to_sparse_csr_refuses_row_pointers_past_the_limit(shape):
+    # found by the sparse_coo_tensor fuzz target: an empty COO tensor of 8.3e9 rows made
+    # to_sparse_csr allocate 62 GiB of row pointers (a raw NumPy MemoryError)
+    s = st.sparse_coo_tensor(st.zeros(len(shape), 0, dtype=st.int64), st.zeros(0), shape)
+    with st.sparse.densify_limit("1GB"), pytest.raises(st.DenseAllocationError,
+                                                        match=r"row pointers \(crow_indices\)"):
+        s.to_sparse_csr()
+    small = st.sparse_coo_tensor(st.tensor([[0, 2], [1, 0]]), st.tensor([1.0, 2.0]), (3, 2))
+    assert small.to_sparse_csr().crow_indices().tolist() == [0, 1, 1, 2]
