@@ -20,6 +20,7 @@ segment ops (sum and max over groups of stored entries), so gradients are masked
 
 from .. import _dtype as D
 from .._dispatch import call, composite, defop, wrap
+from .._memory import check_dense_alloc
 from .._layout import sparse_coo, sparse_csr, strided
 from ..sparse import _convert as C
 from ..sparse._payload import COO, CSR
@@ -106,6 +107,7 @@ def _segment_sum_kernel(be, v, seg):
         return _scatter_rows(xp, seg, g, 0)
     if seg.n_out == 1:
         return v.sum(axis=0, keepdims=True)
+    check_dense_alloc((seg.n_out,) + v.shape[1:], v.dtype, "sum() of a sparse tensor")
     if v.ndim == 1 and v.dtype.kind == "f":
         return xp.bincount(seg.ids_, weights=v, minlength=seg.n_out).astype(v.dtype, copy=False)
     out = xp.zeros((seg.n_out,) + v.shape[1:], dtype=v.dtype)

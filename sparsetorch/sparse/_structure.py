@@ -11,6 +11,7 @@ benchmark). Both are counting sorts, O(nnz + size): on the CPU SciPy's compiled
 argsort by the key.
 """
 
+from .._memory import check_dense_alloc
 from ._convert import coo_to_csr as _coo_to_csr_by_sort
 from ._convert import csr_row_indices
 from ._payload import CSR
@@ -93,6 +94,8 @@ def csr_transpose(be, p):
     """
     xp = be.xp
     m, n = p.shape[-2], p.shape[-1]
+    check_dense_alloc(tuple(p.shape[:-2]) + (n + 1,), xp.dtype(xp.int64),
+                      "the transpose of a CSR tensor: its row pointers (crow_indices)")
     if p.crow.ndim == 1:
         crow, col, vals = _csr_t2(be, p.crow, p.col, p.values, m, n)
         return CSR(crow, col, vals, (n, m))

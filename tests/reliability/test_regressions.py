@@ -61,3 +61,17 @@ def test_to_sparse_csr_refuses_row_pointers_past_the_limit(shape):
         s.to_sparse_csr()
     small = st.sparse_coo_tensor(st.tensor([[0, 2], [1, 0]]), st.tensor([1.0, 2.0]), (3, 2))
     assert small.to_sparse_csr().crow_indices().tolist() == [0, 1, 1, 2]
+
+
+def test_csr_transpose_and_dense_sum_refuse_huge_column_counts():
+    # the same 8.3e9 columns on the other side: t() builds one row pointer per column, sum(0)
+    # a dense vector of them (raw NumPy MemoryErrors before)
+    c = st.sparse_coo_tensor(st.zeros(2, 0, dtype=st.int64), st.zeros(0), (3, 8_338_342_294))
+    c = c.to_sparse_csr()
+    with st.sparse.densify_limit("1GB"):
+        with pytest.raises(st.DenseAllocationError, match=r"transpose of a CSR tensor"):
+            c.t()
+        with pytest.raises(st.DenseAllocationError, match=r"sum\(\) of a sparse tensor"):
+            c.sum(0)
+    e = st.eye(3).to_sparse_csr()
+    assert e.t().to_dense().tolist() == st.eye(3).tolist() and e.sum(0).tolist() == [1.0] * 3
