@@ -129,6 +129,25 @@ def test_free_cores_sampled_at_most_every_ttl(monkeypatch):
     assert calls == [1]
 
 
+def test_busy_reading_held_briefly_and_confirmed(monkeypatch):
+    # a reading that finds a core busy is held BUSY_TTL, not LOAD_TTL, and needs a second one
+    clock = [100.0]
+    monkeypatch.setattr(_jit.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(_jit, "_cores", lambda: 2)
+    monkeypatch.setattr(_jit, "_FREE", [-1.0, 2])
+    readings = [1, 0]  # a passing process, gone at the second read: both cores free
+    monkeypatch.setattr(_jit, "_others", lambda: readings.pop(0))
+    assert _jit.free_cores() == 2 and not readings
+    assert _jit._FREE[0] == 100.0 + _jit.LOAD_TTL
+    clock[0] += _jit.LOAD_TTL
+    readings[:] = [1, 1]  # a busy process: still running at the second read
+    assert _jit.free_cores() == 1 and not readings
+    assert _jit._FREE[0] == clock[0] + _jit.BUSY_TTL < clock[0] + _jit.LOAD_TTL
+    readings[:] = [0]
+    clock[0] += _jit.BUSY_TTL  # sampled again soon: the core is free again
+    assert _jit.free_cores() == 2 and not readings
+
+
 def test_sample_free_within_affinity():
     n = _jit._sample_free()
     assert isinstance(n, int) and 1 <= n <= _jit._cores()
@@ -163,8 +182,9 @@ def test_layers_and_optimizers_warm_their_kernels_when_constructed(monkeypatch):
     calls.clear()
     st.optim.SparseAdam(emb.parameters())
     # its own row kernel, then the first steps' kernels every optimizer loads (optim/_warm.py):
-    # small bmm, ReLU's backward, the CSR spmm rows
-    step = [("float32", None), ("float32", None), ("float32", ("csr_mm_rows", "csr_mm_rows_p")),
+    # small bmm, ReLU's backward, the CSR spmm rows and the transposed patterns' kernel
+    rows = ("csr_mm_rows", "csr_mm_rows_p", "pattern_t")
+    step = [("float32", None), ("float32", None), ("float32", rows),
             ("float32", None)] + [("float32", None)] * (numba.get_num_threads() > 1)
     assert calls == step + [("float32", ("adam_rows",))]
     calls.clear()

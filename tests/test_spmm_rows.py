@@ -61,3 +61,31 @@ def test_spmm_one_thread_path_and_transpose():
     a = scipy_sparse.csr_matrix((vals, col, crow), shape=(2000, 1500))
     np.testing.assert_allclose(K.spmm(CPU, p, x), a @ x, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(K.spmm(CPU, p, xt, transpose=True), a.T @ xt, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("coalesced", [True, False])
+def test_transposed_pattern_kernel_matches_scipy(monkeypatch, coalesced):
+    # csr_t_form's numba counting sort against SciPy's CSR -> CSC (the path without numba):
+    # the same column pointers, rows and value order, empty rows and columns included, and
+    # an uncoalesced COO (duplicates, rows out of order) through its row-sort permutation
+    if K._nb(CPU, np.dtype(np.float32)) is None:
+        pytest.skip("numba kernels off or missing")
+    crow, col = _pattern(300, 200, seed=4)
+    rows = np.repeat(np.arange(300), np.diff(crow))
+    if not coalesced:
+        rng = np.random.default_rng(5)
+        dup = rng.integers(0, rows.size, 50)
+        rows, col = np.concatenate([rows, rows[dup]]), np.concatenate([col, col[dup]])
+        order = rng.permutation(rows.size)
+        rows, col = rows[order], col[order]
+    vals = np.arange(rows.size, dtype=np.float32)
+
+    def forms():
+        return K.csr_t_form(CPU, COO(np.stack([rows, col]), vals, (300, 250), coalesced))
+
+    got = forms()
+    monkeypatch.setattr(K._jit, "ENABLED", [False])  # SciPy's conversion
+    want = forms()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert got[0].dtype == got[1].dtype == got[2].dtype == np.int64

@@ -37,7 +37,7 @@ __all__ = ["prepare"]
 
 _SETTLED = [False]  # the one full collection after numba's tables were built
 _STEP_KERNELS = []  # (group, kernel names) loaded for every optimizer's dtypes, built once
-_SPMM_ROWS = ("csr_mm_rows", "csr_mm_rows_p")
+_SPMM_ROWS = ("csr_mm_rows", "csr_mm_rows_p", "pattern_t")  # and the backward's transposes
 
 
 def _step_kernels(dt):
