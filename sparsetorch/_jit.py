@@ -16,7 +16,8 @@ group is built. Every numba user (``sparse/_spmm``, ``_spgemm``, ``_rowsort``, `
 - **Threads.** ``limit(work)`` is the context manager around a parallel kernel: one thread below
   ``PAR_MIN_WORK`` element-operations (waking the pool costs more than the work), otherwise
   numba's setting capped by the work size and by the cores that are free right now (affinity
-  minus the other runnable threads of the machine, sampled at most every ``LOAD_TTL`` seconds).
+  minus the other runnable threads of the machine, sampled at most every ``LOAD_TTL`` seconds,
+  ``BUSY_TTL`` after a reading that found a core busy).
   A parallel region whose worker is descheduled waits for a whole time slice: on a busy machine
   an EmbeddingBag step took 81 ms instead of 1.5 ms and a GCN's spmm 9.4 ms instead of 0.4 ms.
 """
@@ -45,6 +46,7 @@ PAR_MIN_WORK = 1 << 19
 # 0.54x on two; bench_sparse.py --only spmm-fwd --threads 2)
 WHOLE_POOL_WORK = 1 << 24
 LOAD_TTL = 0.5  # seconds a sample of the free cores is reused
+BUSY_TTL = 0.05  # ... when it found another process running (a passing one, often)
 
 _BUILT = {}  # group name -> its kernels, or False (numba does not import / the builder failed)
 _LOCK = threading.RLock()
@@ -234,12 +236,23 @@ def _own_running():
     return max(n, 1)
 
 
+def _others():
+    """Runnable threads of other processes now. Our own are counted before and after the
+    machine's total and the larger count taken: a worker of ours that goes to sleep between the
+    two reads is not another process (reading ours once after the total took 1-3% of the
+    samples on an idle 2-core machine for a busy core)."""
+    own = _own_running()
+    with open("/proc/loadavg", "rb") as f:
+        running = int(f.read().split()[3].split(b"/")[0])
+    return running - max(own, _own_running())
+
+
 def _sample_free():
     cores = _cores()
     try:
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
-        others = running - _own_running()
+        others = _others()
+        if others > 0:  # a busy reading: confirmed by a second one (a passing process
+            others = min(others, _others())  # is gone by then; a busy one is still running)
     except (OSError, ValueError, IndexError):
         try:
             others = int(os.getloadavg()[0] + 0.5) - 1
@@ -250,12 +263,13 @@ def _sample_free():
 
 def free_cores():
     """Cores of this process's affinity not busy with other work (at least 1), sampled at most
-    every ``LOAD_TTL`` seconds."""
+    every ``LOAD_TTL`` seconds (``BUSY_TTL`` after a sample that found cores busy: a false
+    reading would otherwise keep every parallel kernel on fewer threads for half a second)."""
     f = _FREE
     now = time.monotonic()
     if now >= f[0]:
-        f[1] = _sample_free()
-        f[0] = now + LOAD_TTL
+        n = f[1] = _sample_free()
+        f[0] = now + (LOAD_TTL if n >= _cores() else BUSY_TTL)
     return f[1]
 
 
