@@ -520,6 +520,17 @@ def test_bag_ids_checked_in_the_kernel():
             for f in (k[0], k[3]):
                 assert f(wd, np.array(ids), np.array([0, 1, 2]), -1, e, e).shape == (0, 4)
         assert k[3](wd, np.array([1, 1, 5]), np.array([0, 1, 2]), -1, e, e).shape == (2, 4)
+    # the gather checks the ids as it reads them: every column group of a wide row (64 + 16 +
+    # scalars), the extremes of int64, an id equal to padding_idx's -1 form, an empty table
+    w = st.randn(50, 83)
+    for bad in (50, -1, -51, 2 ** 62, -2 ** 63, 2 ** 63 - 1):
+        x = st.tensor([1, 2, bad, 3] * 40000)  # bags on both threads' shares
+        for pad in (None, -1):
+            with pytest.raises(IndexError, match="index out of range in self"):
+                F.embedding_bag(x, w, st.arange(0, x.shape[0], 4), mode="sum", padding_idx=pad)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(st.tensor([0]), st.empty(0, 4), st.tensor([0]))
+    assert tuple(F.embedding_bag(st.tensor([], dtype=st.int64), st.empty(0, 4), st.tensor([0])).shape) == (1, 4)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

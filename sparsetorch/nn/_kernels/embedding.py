@@ -20,7 +20,7 @@ from ... import _jit
 __all__ = ["aligned_empty", "kernels", "num_threads"]
 
 prefetch = None  # set by _build: the numba prefetch intrinsic (see _prefetch.py)
-gather_sum = None  # set by _build: the numba gather-sum intrinsic (see _gather.py)
+gather_sum = gather_sum_checked = None  # set by _build: the gather-sum intrinsics (_gather.py)
 bag_group = bag_scaled = bag_group_sum = None  # set by _build: helpers of the bag_grad kernels
 bag_outside = bag_bounds = bag_sum = bag_sum_1 = None  # set by _build: forward kernels and helpers
 BAG_PF = 16  # rows ahead to prefetch in weighted bags (16-32 measured best, 1M x 64 zipf gather)
@@ -60,10 +60,11 @@ def _build():
         return False
     # a module global, not a closure variable: numba keys its cache on the closure variables'
     # pickles, and an intrinsic's differs per process (the kernel would recompile every time)
-    global gather_sum, prefetch, bag_group, bag_scaled, bag_group_sum, bag_outside, bag_bounds
-    global bag_sum, bag_sum_1
+    global gather_sum, gather_sum_checked, prefetch, bag_group, bag_scaled, bag_group_sum
+    global bag_outside, bag_bounds, bag_sum, bag_sum_1
     prefetch = _prefetch.prefetch
     gather_sum = _gather.gather_sum
+    gather_sum_checked = _gather.gather_sum_checked
 
     PF = 16  # rows ahead to prefetch (16-32 measured best on a 1M x 64 zipf gather)
 
@@ -119,8 +120,9 @@ def _build():
         """out[b] = sum_{j in bag b, ids[j] != pad} psw[j] * W[ids[j]] / scale[b]; psw and scale
         may be empty (all ones). Each bag is summed from zero in id order (as torch's, so plain
         sums are bitwise equal); dividing (not multiplying by 1/n) is what torch's mean does.
-        The ids are checked here, each bag's just before its gather (in L1 then; a separate
-        pass read them from memory twice): an id outside the table, in a bag or not, gives an
+        The ids are checked here: as the gather reads them (gather_sum_checked), or, for
+        weighted bags, each bag's just before its loop (in L1 then; a separate pass read them
+        from memory twice). An id outside the table, in a bag or not, gives an
         empty (0, D) result, which the caller turns into torch's IndexError. (The bag's body is
         written out in each kernel, with element indexing only: a helper inlined per bag, or a
         row view, costs atomic reference counts per bag, 2x the time of a 4096-bag call.)"""
@@ -132,10 +134,18 @@ def _build():
         has_w = psw.size > 0
         has_s = scale.size > 0
         nbad = bag_outside(ids, bounds, W.shape[0])
+        checked = not has_w and W.shape[0] > 0 and D > 0  # (gather_sum_checked reads row 0)
         out = np.empty((B, D), W.dtype)
         for b in prange(B):
             lo = bounds[b]
             hi = bounds[b + 1]
+            if checked:  # the sum in registers, the ids checked as they are read (_gather.py)
+                nbad += gather_sum_checked(W, ids, lo, hi, pad, out, b)
+                if has_s:
+                    s = scale[b]
+                    for d in range(D):
+                        out[b, d] /= s
+                continue
             bad = 0
             for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
                 bad += np.uint64(ids[j]) >= N
@@ -178,10 +188,18 @@ def _build():
         has_w = psw.size > 0
         has_s = scale.size > 0
         nbad = bag_outside(ids, bounds, W.shape[0])
+        checked = not has_w and W.shape[0] > 0 and D > 0  # (gather_sum_checked reads row 0)
         out = np.empty((B, D), W.dtype)
         for b in range(B):
             lo = bounds[b]
             hi = bounds[b + 1]
+            if checked:  # the sum in registers, the ids checked as they are read (_gather.py)
+                nbad += gather_sum_checked(W, ids, lo, hi, pad, out, b)
+                if has_s:
+                    s = scale[b]
+                    for d in range(D):
+                        out[b, d] /= s
+                continue
             bad = 0
             for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
                 bad += np.uint64(ids[j]) >= N
