@@ -47,7 +47,7 @@ def compare(
     warmup: int = 2,
     clock: Callable[[], int] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Time ``variants`` interleaved in this process.
+    """Time ``variants`` interleaved in this process (in an order that rotates every round).
 
     Returns ``{name: {"median_us", "min_us", "max_us", "samples"}}`` with times in microseconds
     per op (one sample is ``inner_iters`` ops, divided back out). ``clock``: nanoseconds,
@@ -60,8 +60,13 @@ def compare(
     clock = clock or time.perf_counter_ns
     was_enabled = gc.isenabled()
     try:
+        items = list(variants.items())
         for rnd in range(warmup + samples):
-            for name, run in variants.items():
+            # the order rotates every round: no variant always runs right after another (torch's
+            # OpenMP workers spin for milliseconds after its parallel regions, on the cores the
+            # next variant's threads then share)
+            k = rnd % len(items)
+            for name, run in items[k:] + items[:k]:
                 gc.collect()
                 gc.disable()
                 t0 = clock()
