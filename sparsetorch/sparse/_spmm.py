@@ -221,7 +221,12 @@ def spmm(be, p, x, transpose=False):
 
 
 def _threads(work):  # the thread policy (``_jit.thread_count``: long products take every thread)
-    return _jit.limit(work)
+    # A product's multiply-adds weigh half the policy's element-operations: its row loops are
+    # vector FMAs over rows in cache, and a product below ~1M of them does not pay back the
+    # ~70 us wake-up of a sleeping worker (2708^2 x 1433 GCN at 2 threads, its X @ W and X^T @ G
+    # at 780k: 1.51-1.75 ms an epoch on two threads, 1.29-1.34 ms on one; with torch imported,
+    # whose libgomp numba's regions then share, the workers spin and 2 threads took 1.22-1.26)
+    return _jit.limit(work >> 1)
 
 
 _INT32_MAX = (1 << 31) - 1
