@@ -22,6 +22,7 @@ group is built. Every numba user (``sparse/_spmm``, ``_spgemm``, ``_rowsort``, `
   an EmbeddingBag step took 81 ms instead of 1.5 ms and a GCN's spmm 9.4 ms instead of 0.4 ms.
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -99,8 +100,46 @@ def _build(name, build, estimate):
             _listen()
             start_pool()
             k = build() or False
+            if k and _FROZEN:  # built inside no_compile(): its kernels are guarded too
+                _guard(dispatchers(k), *_FROZEN[-1])
         _BUILT[name] = k
         return k
+
+
+_FROZEN = []  # the open no_compile() sections: (thread id, dispatchers guarded)
+
+
+def _guard(ds, me, guarded):
+    for d in ds:
+        if "compile" in vars(d):  # (guarded by an enclosing section)
+            continue
+
+        def compile(sig, _d=d, _orig=d.compile):
+            if threading.get_ident() == me:
+                raise TypeError(f"{_d.py_func.__name__}: no loaded overload for {sig} "
+                                "(inside sparsetorch._jit.no_compile())")
+            return _orig(sig)
+
+        d.compile = compile  # an instance attribute over the method: numba's call path
+        guarded.append(d)  # (_compile_for_args) looks it up on the dispatcher
+
+
+@contextlib.contextmanager
+def no_compile():
+    """Within it, the calling thread's calls of sparsetorch's kernels run only the overloads
+    loaded in this process: a call that would load one from numba's cache or compile one (a cold
+    cache: seconds) raises TypeError instead. Other threads load and compile as usual. For work
+    worth doing only while it is cheap: the optimizers' warm-up step (``optim/_warm_paths.py``)."""
+    section = (threading.get_ident(), [])
+    _FROZEN.append(section)
+    try:
+        with _LOCK:
+            _guard([d for k in _BUILT.values() if k for d in dispatchers(k)], *section)
+        yield
+    finally:
+        _FROZEN.remove(section)
+        for d in section[1]:
+            vars(d).pop("compile", None)
 
 
 def dispatchers(k):

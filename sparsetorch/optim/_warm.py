@@ -31,7 +31,7 @@ from .._backend import CPU
 from ..dense import _par_pointwise, _small_bmm, _threshold_bwd
 from ..nn._kernels import softmax as _softmax
 from ..sparse import _payload, _spmm
-from . import _kernels
+from . import _kernels, _warm_paths
 
 __all__ = ["prepare"]
 
@@ -71,6 +71,7 @@ def prepare(cls, dtypes):
     if "numba" not in sys.modules:  # not installed: the groups above were None
         return n
     n += _kernels.warm(cls, dtypes)
+    _warm_paths.run(dtypes)  # the ops' first runs, on tensors of a few rows (once per dtype)
     if not _SETTLED[0]:
         _SETTLED[0] = True
         gc.collect()
