@@ -10,6 +10,9 @@ the costs that would otherwise land in the first iterations are paid, once per p
   (a GCN's ``A @ X``), ``F.softmax``/``F.log_softmax``'s row kernels (a classifier's loss) and,
   when numba may use several threads, the pooled large element-wise passes load now for the
   parameters' dtypes. Embedding layers load theirs when built.
+- **Paths.** With those kernels loaded, one tiny training step through the common ops runs
+  (``_warm_paths.py``): their Python paths, plans, the tape and the engine run for the first time
+  there, not in the first iteration (DLRM-style batch 128: 2.2 -> 1.8 ms, steady 0.73 ms).
 - **The collector.** numba's first kernel load builds its typing and target tables: ~200k
   Python objects. Left alone, they are young, and the cyclic collector's next full pass walks
   them all inside a training step (100-320 ms on the 2-core machine, at step 0 or step 15 of a
