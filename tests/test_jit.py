@@ -183,7 +183,7 @@ def test_layers_and_optimizers_warm_their_kernels_when_constructed(monkeypatch):
     st.optim.SparseAdam(emb.parameters())
     # its own row kernel, then the first steps' kernels every optimizer loads (optim/_warm.py):
     # small bmm, ReLU's backward, the CSR spmm rows and the transposed patterns' kernel
-    rows = ("csr_mm_rows", "csr_mm_rows_p", "pattern_t")
+    rows = ("csr_f_rows", "csr_f_rows_p", "pattern_t")
     step = [("float32", None), ("float32", None), ("float32", rows),
             ("float32", None)] + [("float32", None)] * (numba.get_num_threads() > 1)
     assert calls == step + [("float32", ("adam_rows",))]

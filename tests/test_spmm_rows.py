@@ -21,7 +21,7 @@ def _pattern(m=300, n=200, seed=0):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-@pytest.mark.parametrize("k", [1, 3, 16, 37])
+@pytest.mark.parametrize("k", [1, 3, 7, 16, 37, 64, 100])
 def test_rows_kernels_match_parallel_and_scipy(dt, k):
     nb = K._nb(CPU, np.dtype(dt))
     if nb is None:
@@ -39,7 +39,14 @@ def test_rows_kernels_match_parallel_and_scipy(dt, k):
                 lambda o: nb.csr_mm_par(crow, col, crow[:0], False, vals, x, o,
                                         np.array([0, 100, 300], np.int64)),
                 lambda o: nb.csr_mm_par(crow, col, perm, True, pv, x, o,
-                                        np.array([0, 7, 150, 300], np.int64))):
+                                        np.array([0, 7, 150, 300], np.int64)),
+                # the float kernels: the row's sums in registers (_wgather.py), the same bits
+                lambda o: nb.csr_f_rows(crow, col, vals, x, o),
+                lambda o: nb.csr_f_rows_p(crow, col, perm, pv, x, o),
+                lambda o: nb.csr_f_par(crow, col, crow[:0], False, vals, x, o,
+                                       np.array([0, 100, 300], np.int64)),
+                lambda o: nb.csr_f_par(crow, col, perm, True, pv, x, o,
+                                       np.array([0, 7, 150, 300], np.int64))):
         o = np.full((300, k), np.nan, dt)  # every row written (empty rows as zeros)
         run(o)
         outs.append(o)

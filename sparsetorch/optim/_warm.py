@@ -6,7 +6,7 @@ the costs that would otherwise land in the first iterations are paid, once per p
 
 - **Kernels.** numba loads a cached kernel at its first call (2-10 ms each). The optimizer's own
   row kernels (``_kernels.warm``), the small-``bmm`` kernel (a DLRM interaction or attention
-  scores: ``bmm(T, T.transpose(1, 2))``), ReLU's backward, the CSR-times-dense row kernels
+  scores: ``bmm(T, T.transpose(1, 2))``), ReLU's backward, the CSR-times-dense row kernels (float)
   (a GCN's ``A @ X``), ``F.softmax``/``F.log_softmax``'s row kernels (a classifier's loss) and,
   when numba may use several threads, the pooled large element-wise passes load now for the
   parameters' dtypes. Embedding layers load theirs when built.
@@ -40,7 +40,7 @@ __all__ = ["prepare"]
 
 _SETTLED = [False]  # the one full collection after numba's tables were built
 _STEP_KERNELS = []  # (group, kernel names) loaded for every optimizer's dtypes, built once
-_SPMM_ROWS = ("csr_mm_rows", "csr_mm_rows_p", "pattern_t")  # and the backward's transposes
+_SPMM_ROWS = ("csr_f_rows", "csr_f_rows_p", "pattern_t")  # and the backward's transposes
 
 
 def _step_kernels(dt):
