@@ -31,6 +31,7 @@ FLOORS = {
     "dense": KERNELS, "sparse._payload": KERNELS, "sparse._convert": KERNELS,
     "sparse._merge": KERNELS, "sparse._spmm": KERNELS, "sparse._spgemm": KERNELS,
     "sparse._rowsort": KERNELS, "sparse._runsum": KERNELS, "sparse._structure": KERNELS, "sparse._cuda": KERNELS,
+    "sparse._wgather": KERNELS,
     "sparse._threads": KERNELS, "nn._kernels": KERNELS, "optim._kernels": KERNELS,
     "optim._cuda_kernels": KERNELS, "distributed._merge": KERNELS, "_shm": KERNELS,
     # 3. Tensor as data, the random generator
