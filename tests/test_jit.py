@@ -4,6 +4,9 @@ thread policy (free cores, work size)."""
 import io
 import os
 
+import threading
+import time
+
 import pytest
 
 from sparsetorch import _jit
@@ -123,6 +126,7 @@ def test_free_cores_sampled_at_most_every_ttl(monkeypatch):
         calls.append(1)
         return 1
 
+    monkeypatch.setattr(_jit, "SAMPLER", [False])  # the caller samples (no daemon thread)
     monkeypatch.setattr(_jit, "_FREE", [-1.0, 1])
     monkeypatch.setattr(_jit, "_sample_free", sample)
     assert _jit.free_cores() == 1 and _jit.free_cores() == 1
@@ -132,6 +136,7 @@ def test_free_cores_sampled_at_most_every_ttl(monkeypatch):
 def test_busy_reading_held_briefly_and_confirmed(monkeypatch):
     # a reading that finds a core busy is held BUSY_TTL, not LOAD_TTL, and needs a second one
     clock = [100.0]
+    monkeypatch.setattr(_jit, "SAMPLER", [False])  # the caller samples (no daemon thread)
     monkeypatch.setattr(_jit.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(_jit, "_cores", lambda: 2)
     monkeypatch.setattr(_jit, "_FREE", [-1.0, 2])
@@ -146,6 +151,35 @@ def test_busy_reading_held_briefly_and_confirmed(monkeypatch):
     readings[:] = [0]
     clock[0] += _jit.BUSY_TTL  # sampled again soon: the core is free again
     assert _jit.free_cores() == 2 and not readings
+
+
+def test_sampler_thread_takes_the_samples_and_stops_when_idle(monkeypatch):
+    # the first call samples itself and starts the daemon sampler; expired values are then
+    # refreshed by it (the calls return at once); it stops after SAMPLER_IDLE without calls
+    calls = []
+
+    def sample():
+        calls.append(threading.current_thread().name)
+        return 2
+
+    monkeypatch.setattr(_jit, "SAMPLER", [True])
+    monkeypatch.setattr(_jit, "_SAMPLER_THREAD", [None])
+    monkeypatch.setattr(_jit, "LOAD_TTL", 0.02)
+    monkeypatch.setattr(_jit, "SAMPLER_IDLE", 0.3)
+    monkeypatch.setattr(_jit, "_sample_free", sample)
+    monkeypatch.setattr(_jit, "_FREE", [-1.0, 1])
+    assert _jit.free_cores() == 2 and calls == [threading.current_thread().name]
+    t = _jit._SAMPLER_THREAD[0]
+    assert t is not None and t.daemon and t.name == "sparsetorch-load-sampler"
+    deadline = time.monotonic() + 5
+    while len(calls) < 3 and time.monotonic() < deadline:
+        _jit.free_cores()  # never samples in this thread while the sampler runs
+        time.sleep(0.01)
+    assert calls[1:] and set(calls[1:]) == {"sparsetorch-load-sampler"}
+    t.join(5)  # no more calls: it stops by itself
+    assert not t.is_alive() and _jit._SAMPLER_THREAD[0] is None
+    _jit._FREE[:] = [float("inf"), 1]  # a pinned value: not replaced
+    assert _jit.free_cores() == 1
 
 
 def test_sample_free_within_affinity():
