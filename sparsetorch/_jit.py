@@ -114,13 +114,13 @@ def _guard(ds, me, guarded):
         if "compile" in vars(d):  # (guarded by an enclosing section)
             continue
 
-        def compile(sig, _d=d, _orig=d.compile):
+        def guarded_compile(sig, _d=d, _orig=d.compile):
             if threading.get_ident() == me:
                 raise TypeError(f"{_d.py_func.__name__}: no loaded overload for {sig} "
                                 "(inside sparsetorch._jit.no_compile())")
             return _orig(sig)
 
-        d.compile = compile  # an instance attribute over the method: numba's call path
+        d.compile = guarded_compile  # an instance attribute over the method: numba's call path
         guarded.append(d)  # (_compile_for_args) looks it up on the dispatcher
 
 
@@ -318,8 +318,7 @@ def free_cores():
     if now >= f[0]:
         t = _SAMPLER_THREAD[0]
         if t is None or not t.is_alive():
-            n = f[1] = _sample_free()
-            f[0] = now + (LOAD_TTL if n >= _cores() else BUSY_TTL)
+            _store(f, _sample_free())
             if SAMPLER[0]:
                 _start_sampler()
     return f[1]
@@ -352,9 +351,14 @@ def _sampler():
             continue
         n = _sample_free()
         if f[0] != float("inf"):  # (a pinned value stays)
-            f[1] = n
-            f[0] = time.monotonic() + (LOAD_TTL if n >= _cores() else BUSY_TTL)
+            _store(f, n)
     _SAMPLER_THREAD[0] = None
+
+
+def _store(f, n):
+    """Keep a sample of ``n`` free cores: ``LOAD_TTL`` seconds, ``BUSY_TTL`` when one is busy."""
+    f[1] = n
+    f[0] = time.monotonic() + (LOAD_TTL if n >= _cores() else BUSY_TTL)
 
 
 def thread_count(work, most):

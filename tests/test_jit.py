@@ -3,7 +3,6 @@ thread policy (free cores, work size)."""
 
 import io
 import os
-
 import threading
 import time
 
