@@ -16,11 +16,13 @@ with a fresh loader. Prints one JSON line of figures; exits 1 if a check failed:
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import random
 import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -73,6 +75,47 @@ def _children_rss_mb(pids):
     return total
 
 
+def _proc_report(pid):
+    """One line per thread of process ``pid``: its state and the kernel function it waits in."""
+    lines = []
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:
+        return [f"pid {pid}: gone"]
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                st = f.read()
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read().strip() or "-"
+        except OSError:
+            continue
+        name = st[st.find(b"(") + 1:st.rfind(b")")].decode(errors="replace")
+        state = st[st.rfind(b")") + 2:][:1].decode()
+        lines.append(f"pid {pid} tid {tid} {name!r} state {state} wchan {wchan}")
+    return lines
+
+
+def _watchdog(deadline, children):
+    """A hang reports itself instead of running into the caller's timeout silently: after
+    ``deadline`` seconds, every thread of this process and of the live workers (state, kernel
+    wait) and every Python stack of this process go to stderr, then the process exits with 3.
+    A hang that holds the GIL is caught by faulthandler's own timer 20 s later."""
+    faulthandler.dump_traceback_later(deadline + 20, exit=True)
+
+    def watch():
+        time.sleep(deadline)
+        out = sys.stderr
+        out.write(f"soak: still running after {deadline:.0f} s; threads:\n")
+        for pid in [os.getpid()] + children():
+            out.write("\n".join(_proc_report(pid)) + "\n")
+        out.flush()
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="soak-watchdog", daemon=True).start()
+
+
 def _loader(start, workers, batch, timeout):
     sampler = range(start * batch, 1 << 30)
     return DataLoader(Clicks(), batch_size=batch, sampler=sampler, num_workers=workers,
@@ -92,6 +135,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     os.makedirs(a.dir, exist_ok=True)
+    live = []  # the current loader iterator's workers, for the watchdog's report
+    _watchdog(a.seconds + a.timeout + 60, lambda: [w.pid for it in live[-1:] for w in it._workers])
     rnd = random.Random(a.seed)
     torch.manual_seed(a.seed)
     model = Model()
@@ -133,6 +178,7 @@ def main(argv=None):
     next_kill = rnd.randint(a.kill_every // 2, a.kill_every * 3 // 2)
     while time.monotonic() - t0 < a.seconds:
         it = iter(_loader(step, a.workers, a.batch, a.timeout))
+        live[:] = [it]
         try:
             while time.monotonic() - t0 < a.seconds:
                 w0 = time.monotonic()

@@ -33,10 +33,15 @@ def test_soak(request, tmp_path):
         pytest.skip("opt-in soak test: run with -m soak (SPARSETORCH_SOAK_SECONDS sets the length)")
     seconds = float(os.environ.get("SPARSETORCH_SOAK_SECONDS", "20"))
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, SCRIPT, "--seconds", str(seconds), "--dir", str(tmp_path),
-                        "--kill-every", "60" if seconds < 120 else "120"],
-                       capture_output=True, text=True, env=env, timeout=seconds + 180)
-    assert p.stdout.strip(), p.stderr[-3000:]
+    try:
+        p = subprocess.run([sys.executable, SCRIPT, "--seconds", str(seconds), "--dir",
+                            str(tmp_path), "--kill-every", "60" if seconds < 120 else "120"],
+                           capture_output=True, text=True, env=env, timeout=seconds + 180,
+                           check=False)
+    except subprocess.TimeoutExpired as e:  # (the script's own watchdog fires before this)
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+        pytest.fail(f"soak run hung past {seconds + 180:.0f} s; its stderr:\n{(err or '')[-6000:]}")
+    assert p.stdout.strip(), p.stderr[-6000:]
     figures = json.loads(p.stdout.strip().splitlines()[-1])
     print("soak:", json.dumps(figures))
     assert figures["errors"] == [], figures
