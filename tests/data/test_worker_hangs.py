@@ -1,6 +1,7 @@
 """DataLoader workers can't hang the main process (issue 17): a worker stuck forever that
 ignores SIGTERM (timeout: SIGTERM, then SIGKILL; at interpreter exit too), a worker that dies
-while the loader has a long timeout, and a result or an exception a worker cannot pickle
+while the loader has a long timeout (one holding every lock it shares with the main process
+included), and a result or an exception a worker cannot pickle
 (reported with its batch index and the offending type).
 
 The scenarios run one after another in one fresh interpreter under a hard timeout (so a
@@ -50,6 +51,34 @@ SCRIPT = textwrap.dedent("""
                 os._exit(3)
             return i
 
+    class DiesHoldingLocks(Dataset):
+        # item 0 takes every lock it shares with the main process (the shutdown flag's, the
+        # queues'), as a worker SIGKILLed inside one of their calls would leave them, and dies
+        def __len__(self):
+            return 4
+        def __getitem__(self, i):
+            if i == 0:
+                from multiprocessing.synchronize import SemLock
+                f = sys._getframe()
+                while f.f_code.co_name != "worker_loop":
+                    f = f.f_back
+                seen, todo = set(), [f.f_locals[k] for k in ("done_event", "data_queue",
+                                                             "index_queue")]
+                while todo:
+                    o = todo.pop()
+                    if id(o) in seen:
+                        continue
+                    seen.add(id(o))
+                    if isinstance(o, SemLock):
+                        o.acquire(False)
+                    else:
+                        for name in ("_byte", "_cond", "_lock", "_flag", "_rlock", "_wlock",
+                                     "_sem", "_notempty"):
+                            if hasattr(o, name):
+                                todo.append(getattr(o, name))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return i
+
     def make_local_error():
         class Boom(Exception):
             pass
@@ -83,6 +112,11 @@ SCRIPT = textwrap.dedent("""
     it = iter(DataLoader(Dies(), batch_size=None, num_workers=1, timeout=120))
     got, msg, took = first_error(it, 0)
     report("dead", msg=msg, took=took)
+
+    # 2b. a worker killed while it holds every lock it shares with the main process
+    it = iter(DataLoader(DiesHoldingLocks(), batch_size=None, num_workers=1, timeout=120))
+    got, msg, took = first_error(it, 0)
+    report("dead_holding_locks", msg=msg, took=took)
 
     # 3. a batch holding a lambda
     it = iter(DataLoader(WithLambda(), batch_size=None, num_workers=2))
@@ -139,6 +173,14 @@ def test_dead_worker_reported_at_once_with_a_long_timeout(results):
     r = _get(results, "dead")
     assert r["msg"] and "exited unexpectedly" in r["msg"], r
     assert r["took"] < 10.0, r  # not the 120 s timeout
+
+
+def test_worker_killed_holding_shared_locks_does_not_hang_shutdown(results):
+    # multiprocessing.Event as the shutdown flag hung here: set() waited for the lock the dead
+    # worker held inside is_set() (the soak found it, once in ~4,000 kills)
+    r = _get(results, "dead_holding_locks")
+    assert r["msg"] and "exited unexpectedly" in r["msg"], r
+    assert r["took"] < 10.0, r
 
 
 def test_unpicklable_batch_is_reported_with_its_index(results):

@@ -100,7 +100,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         ctx = loader.multiprocessing_context or _default_context()
         no_numba = ctx.get_start_method() == "fork" and _numba_pool_started()
         self._worker_result_queue = _worker.ResultQueue(ctx)
-        self._workers_done_event = ctx.Event()
+        self._workers_done_event = _worker.DoneFlag(ctx)
         _LIVE.add(self)
         try:
             for i in range(self._num_workers):
