@@ -4,7 +4,7 @@
     python benchmarks/bench_softmax.py --quick                  # 3 samples: a smoke test
 
 Rows (float32, along dim -1): softmax and log_softmax forward, and forward + backward (a given
-gradient), on (256, 64, 64) (attention-like short rows), (4096, 1000) (a classifier's logits)
+gradient), through ``F.softmax`` and through ``torch.softmax`` (the op, as ``Tensor.softmax``), on (256, 64, 64) (attention-like short rows), (4096, 1000) (a classifier's logits)
 and (128, 10), and (64, 1000, 64) along dim 1 (the slab kernels); cross_entropy on (4096, 1000) forward + backward. Variants: torch, sparsetorch
 (the numba row kernels of nn/_kernels/softmax.py), sparsetorch with numba off (the NumPy path).
 
@@ -70,10 +70,12 @@ def rows():
                 if torch is not None else None
             s = (st.tensor(x), st.tensor(x, requires_grad=True), st.tensor(g))
             where = "" if dim == -1 else f" dim {dim}"
-            out[f"F.{name} {shape}{where} forward"] = (
-                fwd(torch, TF, t[0]) if t else None, fwd(st, F, s[0]), _inner(shape))
-            out[f"F.{name} {shape}{where} forward + backward"] = (
-                fb(torch, TF, t[1], t[2]) if t else None, fb(st, F, s[1], s[2]), _inner(shape))
+            for api, tm, sm in (("F", TF, F), ("torch", torch, st)):  # F.softmax, torch.softmax
+                out[f"{api}.{name} {shape}{where} forward"] = (
+                    fwd(torch, tm, t[0]) if t else None, fwd(st, sm, s[0]), _inner(shape))
+                out[f"{api}.{name} {shape}{where} forward + backward"] = (
+                    fb(torch, tm, t[1], t[2]) if t else None, fb(st, sm, s[1], s[2]),
+                    _inner(shape))
     x = rng.standard_normal((4096, 1000)).astype(np.float32)
     y = rng.integers(0, 1000, 4096)
 

@@ -11,11 +11,19 @@ import builtins
 
 from .. import _dtype as D
 from .. import _torch_warnings
-from .._dispatch import call, defop
+from .._backend import get_backend
+from .._dispatch import call, defop, wrap
 from .._layout import strided
 from .._variants import method
+from ..autograd.grad_mode import is_grad_enabled
 from ._reduce import (
-    is_float, keep_shape, keepdims, quiet, reduce_axes, reduced_count, sum_axes,
+    is_float,
+    keep_shape,
+    keepdims,
+    quiet,
+    reduce_axes,
+    reduced_count,
+    sum_axes,
     sum_dtype,
 )
 from ._util import check_tensor, norm_dim, with_out
@@ -395,8 +403,29 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 # ---- softmax, log_softmax ----
+# A float32/float64 C-contiguous CPU payload of at least one dim runs nn/_kernels/softmax.py's
+# kernels (issue 14): along the last dim 2-3 passes a row instead of NumPy's five with
+# temporaries, along another its slab kernels (vectorised along the dims after it); the plain
+# backward (no create_graph) is one kernel too. Anything else (a strided view, float16/bfloat16,
+# 0-d, GPU, numba off) runs the NumPy formulas. torch.softmax, Tensor.softmax, F.softmax and
+# nn.Softmax share these ops (F.softmax calls the kernels without the dispatcher when it can).
+
+
+def fused_softmax(be, x):
+    """``(module, kernels)`` of the fused softmax kernels for payload ``x``, or None."""
+    if be.name != "cpu" or x.ndim == 0 or x.size == 0 or x.dtype.kind != "f" \
+            or x.dtype.itemsize not in (4, 8) or not x.flags.c_contiguous:
+        return None
+    from ..nn._kernels import softmax as ksm  # (kernel floor; imported when first needed)
+
+    k = ksm.rows(be)
+    return None if k is None else (ksm, k)
+
 
 def _softmax_kernel(be, x, dim, log):
+    f = fused_softmax(be, x)
+    if f is not None:
+        return f[0].softmax_rows(be, f[1], x, log, dim)
     xp = be.xp
     if x.size == 0:
         return x.copy()
@@ -416,12 +445,18 @@ def _softmax_kernel(be, x, dim, log):
     return r.reshape(shape)
 
 
-def _softmax_backward(grad, result, dim):
+def _softmax_grad(grad, result, dim, log):
+    if not is_grad_enabled() and grad.layout is strided and result.layout is strided \
+            and grad.dtype is result.dtype and grad.device == result.device:
+        be = get_backend(result.device)
+        f = fused_softmax(be, result._data)
+        if f is not None:
+            g = be.xp.ascontiguousarray(grad._data)
+            r = f[0].softmax_rows_backward(be, f[1], g, result._data, log, dim)
+            return wrap(r, result.dtype, result.device, strided)
+    if log:
+        return grad - result.exp() * sum_axes(grad, _axes1(result, dim), True)
     return result * (grad - sum_axes(grad * result, _axes1(result, dim), True))
-
-
-def _log_softmax_backward(grad, result, dim):
-    return grad - result.exp() * sum_axes(grad, _axes1(result, dim), True)
 
 
 def _axes1(t, dim):
@@ -431,9 +466,13 @@ def _axes1(t, dim):
 # zero_preserving=False: on a sparse input the dense softmax is dense (implicit zeros are 0, not
 # -inf); the missing-kernel error says so. sparsetorch.sparse.softmax is the sparse one.
 _softmax_op = defop("softmax", {S: lambda be, x, dim: _softmax_kernel(be, x, dim, False)},
-                    params=("dim",), grads={"input": _softmax_backward}, zero_preserving=False)
+                    params=("dim",),
+                    grads={"input": lambda grad, result, dim: _softmax_grad(grad, result, dim, False)},
+                    zero_preserving=False, node_name="SoftmaxBackward0")
 _log_softmax_op = defop("log_softmax", {S: lambda be, x, dim: _softmax_kernel(be, x, dim, True)},
-                        params=("dim",), grads={"input": _log_softmax_backward}, zero_preserving=False)
+                        params=("dim",),
+                        grads={"input": lambda grad, result, dim: _softmax_grad(grad, result, dim, True)},
+                        zero_preserving=False, node_name="LogSoftmaxBackward0")
 
 
 def _softmax_like(op, input, dim, dtype, fname):
