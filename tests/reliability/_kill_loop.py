@@ -26,7 +26,6 @@ import time
 
 import _soak
 
-import sparsetorch as torch
 from sparsetorch.utils.data import _multiprocessing
 
 
@@ -38,12 +37,7 @@ def main(argv=None):
     _multiprocessing.STATUS_CHECK_INTERVAL = 0.02  # a dead worker is noticed within 20 ms
     faulthandler.dump_traceback_later(a.seconds + 60, exit=True)
     rnd = random.Random(a.seed)
-    torch.manual_seed(a.seed)
-    model = _soak.Model()
-    sparse_opt = torch.optim.SparseAdam(list(model.emb.parameters()) + list(model.bag.parameters()),
-                                        lr=0.01)
-    dense_opt = torch.optim.Adam(model.head.parameters(), lr=0.01)
-    loss_fn = torch.nn.MSELoss()
+    step_on = _soak.training(a.seed)[3]
     cycles, steps, errors = 0, 0, []
     t0 = time.monotonic()
     while time.monotonic() - t0 < a.seconds and not errors:
@@ -51,13 +45,7 @@ def main(argv=None):
         kill_in = rnd.randint(1, 6)
         try:
             while True:
-                ids, bag, y = next(it)
-                loss = loss_fn(model(ids, bag), y)
-                sparse_opt.zero_grad()
-                dense_opt.zero_grad()
-                loss.backward()
-                sparse_opt.step()
-                dense_opt.step()
+                step_on(*next(it))
                 steps += 1
                 kill_in -= 1
                 if kill_in == 0:

@@ -59,6 +59,28 @@ class Model(torch.nn.Module):
         return self.head(torch.cat([e, self.bag(bag)], dim=1))
 
 
+def training(seed):
+    """The model (seeded), its optimizers (SparseAdam for the embeddings, Adam for the head) and
+    ``step(ids, bag, y)``: one MSE training step, returning the loss."""
+    torch.manual_seed(seed)
+    model = Model()
+    sparse_opt = torch.optim.SparseAdam(list(model.emb.parameters()) + list(model.bag.parameters()),
+                                        lr=0.01)
+    dense_opt = torch.optim.Adam(model.head.parameters(), lr=0.01)
+    loss_fn = torch.nn.MSELoss()
+
+    def step(ids, bag, y):
+        loss = loss_fn(model(ids, bag), y)
+        sparse_opt.zero_grad()
+        dense_opt.zero_grad()
+        loss.backward()
+        sparse_opt.step()
+        dense_opt.step()
+        return loss
+
+    return model, sparse_opt, dense_opt, step
+
+
 def _rss_mb():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
@@ -138,12 +160,7 @@ def main(argv=None):
     live = []  # the current loader iterator's workers, for the watchdog's report
     _watchdog(a.seconds + a.timeout + 60, lambda: [w.pid for it in live[-1:] for w in it._workers])
     rnd = random.Random(a.seed)
-    torch.manual_seed(a.seed)
-    model = Model()
-    sparse_opt = torch.optim.SparseAdam(list(model.emb.parameters()) + list(model.bag.parameters()),
-                                        lr=0.01)
-    dense_opt = torch.optim.Adam(model.head.parameters(), lr=0.01)
-    loss_fn = torch.nn.MSELoss()
+    model, sparse_opt, dense_opt, step_on = training(a.seed)
 
     step, saved, kills, resumes, errors = 0, [], 0, 0, []
     rss, child_rss, losses = [], [], []
@@ -184,12 +201,7 @@ def main(argv=None):
                 w0 = time.monotonic()
                 ids, bag, y = next(it)
                 max_batch_wait = max(max_batch_wait, time.monotonic() - w0)
-                loss = loss_fn(model(ids, bag), y)
-                sparse_opt.zero_grad()
-                dense_opt.zero_grad()
-                loss.backward()
-                sparse_opt.step()
-                dense_opt.step()
+                loss = step_on(ids, bag, y)
                 step += 1
                 losses.append(float(loss))
                 if step % a.every == 0:
