@@ -19,12 +19,11 @@ from ..._ops._util import check_tensor
 from ..._ops.pointwise import relu as _relu
 from ..._ops.pointwise import sigmoid as _sigmoid
 from ..._ops.pointwise import tanh as _tanh
-from ..._ops.statistics import _log_softmax_op, _softmax_op
+from ..._ops.statistics import _log_softmax_op, _softmax_op, fused_softmax
 from ..._tensor import Tensor
 from ...autograd import profiler as _profiler
 from ...autograd.grad_mode import is_grad_enabled
 from .._kernels import pointwise as _pk
-from .._kernels import softmax as _ksm
 
 __all__ = [
     "celu",
@@ -386,18 +385,14 @@ def _fast_softmax(input, dim, dtype, log):
             return None
         if dtype is not input.dtype:
             input = input.to(dtype)
-    dt = input.dtype
     x = input._data
     nd = x.ndim
-    if (dt is not float32 and dt is not float64) or nd == 0 or not -nd <= dim < nd \
-            or not x.flags.c_contiguous or x.size == 0:
+    f = fused_softmax(CPU, x)  # (the op's own test: float32/float64, C-contiguous, not empty)
+    if f is None or not -nd <= dim < nd:
         return None
     if dim < 0:
         dim += nd
-    k = _ksm.rows(CPU)
-    if k is None:
-        return None
-    t = wrap(_ksm.softmax_rows(CPU, k, x, log, dim), dt, CPU_DEVICE, strided)
+    t = wrap(f[0].softmax_rows(CPU, f[1], x, log, dim), input.dtype, CPU_DEVICE, strided)
     if input._rg:
         record_if_grad(_log_softmax_op if log else _softmax_op, t, (input,), (dim,))
     return t

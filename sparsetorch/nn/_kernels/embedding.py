@@ -141,33 +141,29 @@ def _build():
             hi = bounds[b + 1]
             if checked:  # the sum in registers, the ids checked as they are read (_gather.py)
                 nbad += gather_sum_checked(W, ids, lo, hi, pad, out, b)
-                if has_s:
-                    s = scale[b]
+            else:  # weighted bags, an empty table, zero-width rows: a checking pass first
+                bad = 0
+                for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
+                    bad += np.uint64(ids[j]) >= N
+                if bad:
+                    nbad += bad
+                    continue
+                if not has_w:  # the sum in registers (see _gather.py)
+                    gather_sum(W, ids, lo, hi, pad, out, b)
+                else:
                     for d in range(D):
-                        out[b, d] /= s
-                continue
-            bad = 0
-            for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
-                bad += np.uint64(ids[j]) >= N
-            if bad:
-                nbad += bad
-                continue
-            if not has_w:  # the sum in registers (see _gather.py)
-                gather_sum(W, ids, lo, hi, pad, out, b)
-            else:
-                for d in range(D):
-                    out[b, d] = 0
-                for j in range(lo, hi):
-                    if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
-                        ahead = ids[j + BAG_PF] * D
-                        for q in range(0, D, 16):
-                            prefetch(Wf, ahead + q)
-                    i = ids[j]
-                    if i == pad:
-                        continue
-                    c = psw[j]
-                    for d in range(D):
-                        out[b, d] += c * W[i, d]
+                        out[b, d] = 0
+                    for j in range(lo, hi):
+                        if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
+                            ahead = ids[j + BAG_PF] * D
+                            for q in range(0, D, 16):
+                                prefetch(Wf, ahead + q)
+                        i = ids[j]
+                        if i == pad:
+                            continue
+                        c = psw[j]
+                        for d in range(D):
+                            out[b, d] += c * W[i, d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
@@ -195,33 +191,29 @@ def _build():
             hi = bounds[b + 1]
             if checked:  # the sum in registers, the ids checked as they are read (_gather.py)
                 nbad += gather_sum_checked(W, ids, lo, hi, pad, out, b)
-                if has_s:
-                    s = scale[b]
+            else:  # weighted bags, an empty table, zero-width rows: a checking pass first
+                bad = 0
+                for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
+                    bad += np.uint64(ids[j]) >= N
+                if bad:
+                    nbad += bad
+                    continue
+                if not has_w:  # the sum in registers (see _gather.py)
+                    gather_sum(W, ids, lo, hi, pad, out, b)
+                else:
                     for d in range(D):
-                        out[b, d] /= s
-                continue
-            bad = 0
-            for j in range(lo, hi):  # one unsigned compare (a negative id wraps to a huge one)
-                bad += np.uint64(ids[j]) >= N
-            if bad:
-                nbad += bad
-                continue
-            if not has_w:  # the sum in registers (see _gather.py)
-                gather_sum(W, ids, lo, hi, pad, out, b)
-            else:
-                for d in range(D):
-                    out[b, d] = 0
-                for j in range(lo, hi):
-                    if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
-                        ahead = ids[j + BAG_PF] * D
-                        for q in range(0, D, 16):
-                            prefetch(Wf, ahead + q)
-                    i = ids[j]
-                    if i == pad:
-                        continue
-                    c = psw[j]
-                    for d in range(D):
-                        out[b, d] += c * W[i, d]
+                        out[b, d] = 0
+                    for j in range(lo, hi):
+                        if j + BAG_PF < n:  # the row BAG_PF ids ahead: the gather is latency-bound
+                            ahead = ids[j + BAG_PF] * D
+                            for q in range(0, D, 16):
+                                prefetch(Wf, ahead + q)
+                        i = ids[j]
+                        if i == pad:
+                            continue
+                        c = psw[j]
+                        for d in range(D):
+                            out[b, d] += c * W[i, d]
             if has_s:
                 s = scale[b]
                 for d in range(D):
